@@ -1,0 +1,41 @@
+"""remembrances: memory for AI agents in one SQLite file."""
+
+from __future__ import annotations
+
+from .errors import (
+    EmbedderMismatchError,
+    EmbedderUnavailableError,
+    EmbeddingError,
+    InvalidInputError,
+    InvalidVectorError,
+    NotFoundError,
+    ReadOnlyError,
+    RemembrancesError,
+    RerankerNotConfiguredError,
+    SchemaVersionError,
+)
+from .records import Chunk, SearchResult, StoredChunk, WriteReport
+from .service import RemembrancesService, open
+from .store import Reranker, Store
+
+__all__ = [
+    "Chunk",
+    "EmbedderMismatchError",
+    "EmbedderUnavailableError",
+    "EmbeddingError",
+    "InvalidInputError",
+    "InvalidVectorError",
+    "NotFoundError",
+    "ReadOnlyError",
+    "RemembrancesError",
+    "RemembrancesService",
+    "Reranker",
+    "RerankerNotConfiguredError",
+    "SchemaVersionError",
+    "SearchResult",
+    "Store",
+    "StoredChunk",
+    "WriteReport",
+    "open",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,129 @@
+"""Opening the one SQLite file: apsw, sqlite-vec, and the settings every connection needs.
+
+apsw is used instead of the standard ``sqlite3`` module because it bundles a current
+SQLite (FTS5, JSON1) and can always load extensions; many platform builds cannot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import apsw
+import sqlite_vec
+
+from .errors import ReadOnlyError, RemembrancesError
+
+#: How long a writer waits for another process's write lock before giving up.
+BUSY_TIMEOUT_MS = 30_000
+
+
+def connect(path: str | os.PathLike[str], *, read_only: bool = False) -> apsw.Connection:
+    """Open ``path`` with sqlite-vec loaded and the pragmas below applied."""
+    path = Path(path)
+    if read_only:
+        flags = apsw.SQLITE_OPEN_READONLY
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+    try:
+        conn = apsw.Connection(str(path), flags=flags)
+        # Wait (instead of failing with "database is locked") while another
+        # process holds the write lock.
+        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+        conn.enable_load_extension(False)
+        if not read_only:
+            # WAL: readers never block the writer and the writer never blocks readers.
+            conn.execute("PRAGMA journal_mode=WAL")
+        # In WAL mode NORMAL is durable across application crashes (not power loss)
+        # and avoids an fsync per commit.
+        conn.execute("PRAGMA synchronous=NORMAL")
+        # Domain tables reference each other (files -> projects, symbols -> files).
+        conn.execute("PRAGMA foreign_keys=ON")
+        # 64 MiB page cache: vec0 bulk inserts slow down sharply with the default 2 MiB.
+        conn.execute("PRAGMA cache_size=-65536")
+        # Temporary b-trees (sorts, large IN lists) in memory, not in temp files.
+        conn.execute("PRAGMA temp_store=MEMORY")
+    except apsw.CantOpenError as exc:
+        raise RemembrancesError(f"cannot open the memory file {str(path)!r}: {exc}") from exc
+    except apsw.NotADBError as exc:
+        raise RemembrancesError(f"{str(path)!r} is not a SQLite database: {exc}") from exc
+    return conn
+
+
+class Database:
+    """One apsw connection shared by the threads of a process, with write transactions.
+
+    SQLite serialises work on one connection anyway; the re-entrant lock makes a
+    transaction (several statements) atomic with respect to the other threads.
+    Writes start with ``BEGIN IMMEDIATE`` so that the write lock is taken up front
+    and the busy timeout applies, instead of failing later when a read lock cannot
+    be upgraded.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
+        self.path = str(path)
+        self.read_only = read_only
+        self.conn = connect(path, read_only=read_only)
+        self.lock = threading.RLock()
+        self._depth = 0
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[apsw.Connection]:
+        """A write transaction; nested calls join the outer one."""
+        if self.read_only:
+            raise ReadOnlyError(f"{self.path!r} was opened read-only; open it without read_only")
+        with self.lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self.conn
+                finally:
+                    self._depth -= 1
+                return
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except apsw.ReadOnlyError as exc:
+                raise ReadOnlyError(f"{self.path!r} is not writable: {exc}") from exc
+            self._depth = 1
+            try:
+                yield self.conn
+            except BaseException:
+                self._depth = 0
+                self.conn.execute("ROLLBACK")
+                raise
+            self._depth = 0
+            try:
+                self.conn.execute("COMMIT")
+            except BaseException:
+                if not self.conn.get_autocommit():
+                    self.conn.execute("ROLLBACK")
+                raise
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[apsw.Connection]:
+        """A read snapshot: every statement inside sees the same committed state."""
+        with self.lock:
+            if self._depth or not self.conn.get_autocommit():
+                yield self.conn
+                return
+            self.conn.execute("BEGIN")
+            self._depth = 1
+            try:
+                yield self.conn
+            finally:
+                self._depth = 0
+                self.conn.execute("COMMIT")
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0

@@ -1,0 +1,184 @@
+"""Turning any user string into a valid FTS5 query.
+
+User text is never given to ``MATCH`` as it is: questions contain ``?``, ``'``,
+``-``, ``:``, ``(`` and words like ``AND``/``NEAR``, which are FTS5 syntax. The
+query is rebuilt from word tokens, each quoted (so nothing is an operator), with
+stop words dropped and the rest joined with OR (an implicit AND over a
+natural-language question finds nothing). BM25 then ranks documents that match
+more and rarer words higher.
+"""
+
+from __future__ import annotations
+
+import re
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+#: At most this many distinct terms reach FTS5: OR queries cost grows with terms.
+MAX_TERMS = 32
+
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+    ]
+)
+
+
+def split_identifier(word: str) -> list[str]:
+    """``parseHTTPResponse2`` -> ``['parse', 'HTTP', 'Response', '2']``."""
+    return _CAMEL.findall(word)
+
+
+def query_terms(text: str, *, split_identifiers: bool = True) -> list[str]:
+    """Lower-cased search terms of ``text``, stop words dropped, in first-seen order.
+
+    Identifiers are also split at camelCase boundaries (snake_case is split by the
+    tokenizer already), so ``getUserName`` finds ``get_user_name`` too. When every
+    word is a stop word, the stop words are kept: "to be or not to be" is a query.
+    """
+    words = _TOKEN.findall(text)
+    terms: list[str] = []
+    for word in words:
+        terms.append(word.lower())
+        if split_identifiers and word.isascii():
+            parts = split_identifier(word)
+            if len(parts) > 1:
+                terms.extend(p.lower() for p in parts)
+    kept = [t for t in terms if t not in STOP_WORDS] or terms
+    unique = list(dict.fromkeys(kept))
+    return unique[:MAX_TERMS]
+
+
+def fts_query(text: str, *, split_identifiers: bool = True) -> str | None:
+    """A valid FTS5 query for ``text``, or None when it holds no searchable word."""
+    terms = query_terms(text, split_identifiers=split_identifiers)
+    if not terms:
+        return None
+    # Tokens are [^\W_]+, so they contain no double quote to escape.
+    return " OR ".join(f'"{t}"' for t in terms)

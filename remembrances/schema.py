@@ -1,0 +1,138 @@
+"""Numbered schema migrations, for the store and for each domain layer.
+
+Each layer ("store", "kb", "events", "code") has its own list of SQL scripts; the
+version it reached is recorded in ``meta`` as ``schema:<layer>``. Migrations run in
+one ``BEGIN IMMEDIATE`` transaction, so two processes opening a new file at once
+cannot both apply them. The schema as built is documented in docs/storage.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import apsw
+
+from .errors import SchemaVersionError
+
+STORE_MIGRATIONS: tuple[str, ...] = (
+    # 1: chunks, their full-text index, the embedding cache and the change log.
+    """
+    CREATE TABLE IF NOT EXISTS meta (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    -- AUTOINCREMENT: ids are never reused, so the in-memory vector index can tell
+    -- a new chunk from a deleted one by id alone.
+    CREATE TABLE chunks (
+        id           INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind         TEXT NOT NULL,
+        collection   TEXT NOT NULL,
+        source       TEXT NOT NULL,
+        position     INTEGER NOT NULL,
+        text         TEXT NOT NULL,
+        metadata     TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(metadata)),
+        content_hash TEXT NOT NULL,
+        embed_text   TEXT,
+        ts           REAL,
+        created_at   REAL NOT NULL,
+        embedding    BLOB,
+        UNIQUE (kind, collection, source, position)
+    );
+    CREATE INDEX chunks_kind_collection ON chunks (kind, collection);
+    CREATE INDEX chunks_ts ON chunks (ts) WHERE ts IS NOT NULL;
+    CREATE INDEX chunks_pending ON chunks (kind, collection) WHERE embedding IS NULL;
+
+    CREATE VIRTUAL TABLE chunks_fts USING fts5 (
+        text, content='chunks', content_rowid='id',
+        tokenize='porter unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+        INSERT INTO chunks_fts (rowid, text) VALUES (new.id, new.text);
+    END;
+    CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+        INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    END;
+    CREATE TRIGGER chunks_fts_update AFTER UPDATE OF text ON chunks BEGIN
+        INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        INSERT INTO chunks_fts (rowid, text) VALUES (new.id, new.text);
+    END;
+
+    -- Every change to a chunk's vector, in order: how an in-memory vector index in
+    -- any process catches up with writes made by other processes.
+    CREATE TABLE vector_log (
+        seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+        chunk_id INTEGER NOT NULL,
+        op       TEXT NOT NULL CHECK (op IN ('add', 'del'))
+    );
+    CREATE TRIGGER vector_log_insert AFTER INSERT ON chunks
+    WHEN new.embedding IS NOT NULL BEGIN
+        INSERT INTO vector_log (chunk_id, op) VALUES (new.id, 'add');
+    END;
+    CREATE TRIGGER vector_log_delete AFTER DELETE ON chunks
+    WHEN old.embedding IS NOT NULL BEGIN
+        INSERT INTO vector_log (chunk_id, op) VALUES (old.id, 'del');
+    END;
+    CREATE TRIGGER vector_log_update AFTER UPDATE OF embedding ON chunks BEGIN
+        INSERT INTO vector_log (chunk_id, op) SELECT old.id, 'del' WHERE old.embedding IS NOT NULL;
+        INSERT INTO vector_log (chunk_id, op) SELECT new.id, 'add' WHERE new.embedding IS NOT NULL;
+    END;
+
+    CREATE TABLE embedding_cache (
+        embedder     TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        embedding    BLOB NOT NULL,
+        PRIMARY KEY (embedder, content_hash)
+    ) WITHOUT ROWID;
+    """,
+)
+
+
+def vec0_script(dim: int) -> str:
+    """The vec0 KNN table and the triggers that keep it equal to the chunk blobs.
+
+    Created once the dimension is known (the first embedder to write the file).
+    """
+    return f"""
+    CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0 (
+        chunk_id INTEGER PRIMARY KEY,
+        embedding float[{int(dim)}] distance_metric=cosine,
+        kind TEXT,
+        collection TEXT
+    );
+    CREATE TRIGGER IF NOT EXISTS chunks_vec_insert AFTER INSERT ON chunks
+    WHEN new.embedding IS NOT NULL BEGIN
+        INSERT INTO chunks_vec (chunk_id, embedding, kind, collection)
+        VALUES (new.id, new.embedding, new.kind, new.collection);
+    END;
+    CREATE TRIGGER IF NOT EXISTS chunks_vec_delete AFTER DELETE ON chunks
+    WHEN old.embedding IS NOT NULL BEGIN
+        DELETE FROM chunks_vec WHERE chunk_id = old.id;
+    END;
+    CREATE TRIGGER IF NOT EXISTS chunks_vec_update AFTER UPDATE OF embedding ON chunks BEGIN
+        DELETE FROM chunks_vec WHERE chunk_id = old.id;
+        INSERT INTO chunks_vec (chunk_id, embedding, kind, collection)
+        SELECT new.id, new.embedding, new.kind, new.collection WHERE new.embedding IS NOT NULL;
+    END;
+    """
+
+
+def migrate(conn: apsw.Connection, layer: str, migrations: Sequence[str]) -> int:
+    """Apply the missing migrations of ``layer``; the caller holds a write transaction."""
+    conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    key = f"schema:{layer}"
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    current = int(row[0]) if row else 0
+    if current > len(migrations):
+        raise SchemaVersionError(
+            f"this file's {layer} schema is version {current}, newer than this version of "
+            f"remembrances understands ({len(migrations)}); upgrade remembrances to open it"
+        )
+    for version in range(current + 1, len(migrations) + 1):
+        conn.execute(migrations[version - 1])
+    if current != len(migrations):
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, str(len(migrations))),
+        )
+    return len(migrations)
