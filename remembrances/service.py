@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import os
+import threading
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import embeddings
 from .embeddings.base import Embedder
 from .store import Reranker, Store
+
+if TYPE_CHECKING:
+    from .code import CodeIndexer
+    from .enrichment import ContextEnricher
+    from .events import EventLog
+    from .kb import KnowledgeBase
 
 DEFAULT_PATH = Path(".remembrances") / "memory.db"
 
@@ -36,6 +44,41 @@ class RemembrancesService:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self._lock = threading.Lock()
+
+    # The layers are built on first use, so opening a file for one of them does not
+    # import (or migrate) the others.
+    @cached_property
+    def kb(self) -> KnowledgeBase:
+        from .kb import KnowledgeBase
+
+        with self._lock:
+            return KnowledgeBase(self.store)
+
+    @cached_property
+    def events(self) -> EventLog:
+        from .events import EventLog
+
+        with self._lock:
+            return EventLog(self.store)
+
+    @cached_property
+    def code(self) -> CodeIndexer:
+        from .code import CodeIndexer
+
+        with self._lock:
+            return CodeIndexer(self.store)
+
+    @cached_property
+    def enricher(self) -> ContextEnricher:
+        from .enrichment import ContextEnricher
+
+        with self._lock:
+            return ContextEnricher(self)
+
+    def enrich_context(self, prompt: str) -> str:
+        """The memory that helps with ``prompt``, as a compact block ("" when none)."""
+        return self.enricher.enrich_context(prompt)
 
     @property
     def path(self) -> str:
