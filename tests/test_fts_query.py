@@ -1,0 +1,89 @@
+"""Any user string becomes a valid FTS5 query (or none) and never raises."""
+
+from __future__ import annotations
+
+import apsw
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from remembrances import Chunk, Store
+from remembrances.fts_query import MAX_TERMS, fts_query, query_terms
+
+FTS_SYNTAX = st.sampled_from(
+    [
+        '"',
+        "'",
+        "AND",
+        "OR",
+        "NOT",
+        "NEAR",
+        "NEAR(",
+        "-",
+        ":",
+        "*",
+        "^",
+        "(",
+        ")",
+        "{",
+        "}",
+        "?",
+        "+",
+        "col:",
+        "🎉",
+        "é",
+        "\\",
+        "\x00",
+        " ",
+        "\n",
+    ]
+)
+QUERIES = st.one_of(
+    st.text(max_size=200),
+    st.lists(st.one_of(FTS_SYNTAX, st.text(max_size=8)), max_size=30).map(" ".join),
+)
+
+
+@settings(
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(query=QUERIES)
+def test_any_string_is_a_valid_fts5_query(query: str) -> None:
+    match = fts_query(query)
+    if match is None:
+        assert not query_terms(query)
+        return
+    conn = apsw.Connection(":memory:")
+    conn.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    conn.execute("INSERT INTO t (text) VALUES ('the quick brown fox')")
+    conn.execute("SELECT rowid FROM t WHERE t MATCH ?", (match,)).fetchall()
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(query=QUERIES)
+def test_store_text_search_never_raises(store: Store, query: str) -> None:
+    if store.count() == 0:
+        store.put_source("kb", "a", [Chunk("NEAR the quick brown fox: AND or NOT? don't")])
+    for result in store.search(query, mode="text"):
+        assert 0.0 <= result.score <= 1.0
+
+
+def test_terms_are_or_ed_quoted_and_stop_words_dropped() -> None:
+    assert fts_query("What is the busy-timeout?") == '"busy" OR "timeout"'
+    assert fts_query("NEAR AND NOT") == '"near"'
+    assert fts_query("to be or not to be") == '"to" OR "be" OR "or" OR "not"'
+    assert fts_query("") is None and fts_query("?!") is None
+
+
+def test_identifiers_are_split_at_camel_case() -> None:
+    terms = query_terms("getUserName HTTPServer")
+    assert terms[:4] == ["getusername", "get", "user", "name"]
+    assert {"http", "server"} <= set(terms)
+
+
+def test_long_queries_are_capped() -> None:
+    words = " ".join(f"word{i}" for i in range(500))
+    assert len(query_terms(words)) == MAX_TERMS

@@ -1,0 +1,450 @@
+"""The Store on a real SQLite file with the real sqlite-vec extension."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from remembrances import (
+    Chunk,
+    EmbedderMismatchError,
+    EmbedderUnavailableError,
+    InvalidInputError,
+    InvalidVectorError,
+    NotFoundError,
+    ReadOnlyError,
+    RerankerNotConfiguredError,
+    SchemaVersionError,
+    Store,
+)
+from remembrances.embeddings import HashEmbedder
+from remembrances.schema import STORE_MIGRATIONS
+from tests.conftest import FlakyEmbedder
+
+DOCS = {
+    "sqlite.md": [
+        "SQLite WAL mode lets readers and one writer work at the same time.",
+        "The busy timeout makes a writer wait for the lock instead of failing.",
+    ],
+    "cats.md": ["Cats sleep for most of the day and hunt at dusk."],
+    "tax.md": ["The quarterly tax filing deadline is the fifteenth of the month."],
+}
+
+
+def fill(store: Store) -> None:
+    for source, texts in DOCS.items():
+        store.put_source("kb", source, [Chunk(t) for t in texts])
+
+
+def texts(results: list) -> list[str]:
+    return [r.text for r in results]
+
+
+class FixedEmbedder:
+    """Returns whatever vectors it is told to: for testing the store's checks."""
+
+    name = "fixed:4"
+    dim = 4
+
+    def __init__(self, vectors: object) -> None:
+        self.vectors = vectors
+
+    def embed_documents(self, texts: list[str]) -> object:
+        return self.vectors
+
+    def embed_query(self, text: str) -> list[float]:
+        return [1.0, 0.0, 0.0, 0.0]
+
+
+# -- writing -------------------------------------------------------------------------
+
+
+def test_put_get_count_and_collections(store: Store) -> None:
+    fill(store)
+    store.put_source("kb", "other.md", [Chunk("notes", metadata={"k": 1})], collection="work")
+    assert store.count() == 5
+    assert store.count(kind="kb", collection="work") == 1
+    assert store.collections() == {"default": 4, "work": 1}
+    chunks = store.get_source("kb", "sqlite.md")
+    assert [c.position for c in chunks] == [0, 1]
+    assert chunks[0].has_embedding
+    assert store.get(chunks[1].id).text == DOCS["sqlite.md"][1]
+    stats = store.stats()
+    assert stats["chunks"] == 5 and stats["embedder"] == "hash:64" and stats["dim"] == 64
+
+
+def test_embedding_blob_is_little_endian_float32_unit_vector(store: Store) -> None:
+    store.put_source("kb", "a", [Chunk("hello world")])
+    with store.snapshot() as conn:
+        blob = conn.execute("SELECT embedding FROM chunks").fetchone()[0]
+    vector = np.frombuffer(blob, dtype="<f4")
+    assert vector.shape == (64,)
+    assert math.isclose(float(np.linalg.norm(vector)), 1.0, rel_tol=1e-5)
+
+
+def test_replace_is_atomic_when_embedding_fails(db_path: Path) -> None:
+    store = Store(db_path, embedder=FlakyEmbedder())
+    store.put_source("kb", "doc", [Chunk("old first"), Chunk("old second")])
+    with pytest.raises(RuntimeError):
+        store.put_source("kb", "doc", [Chunk("new first"), Chunk("FAIL here")])
+    assert texts(store.get_source("kb", "doc")) == ["old first", "old second"]
+    assert store.search("old", mode="text")  # FTS still agrees with the table
+
+
+def test_replace_is_atomic_when_the_write_fails(store: Store) -> None:
+    store.put_source("kb", "doc", [Chunk("old version")])
+    prepared = store.prepare([Chunk("new version")])
+    with pytest.raises(ZeroDivisionError), store.transaction():
+        store.write_source("kb", "default", "doc", prepared)
+        1 / 0  # noqa: B018 - a failure after the chunk rows were written
+    assert texts(store.get_source("kb", "doc")) == ["old version"]
+    assert texts(store.search("version", mode="text")) == ["old version"]
+    assert texts(store.search("version", mode="vector")) == ["old version"]
+
+
+def test_delete_by_source_and_id_leaves_no_index_rows(store: Store) -> None:
+    fill(store)
+    assert store.delete_source("kb", "cats.md") == 1
+    assert "Cats" not in " ".join(texts(store.search("cats sleep", limit=10)))
+    chunk_id = store.get_source("kb", "tax.md")[0].id
+    assert store.delete([chunk_id, 999_999]) == 1
+    with pytest.raises(NotFoundError):
+        store.get(chunk_id)
+    with store.snapshot() as conn:
+        fts = conn.execute(
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'tax'"
+        ).fetchone()
+        vec = conn.execute("SELECT count(*) FROM chunks_vec").fetchone()
+    assert fts[0] == 0
+    assert vec[0] == store.count() == 2
+
+
+def test_second_identical_ingest_makes_no_embed_calls(store: Store, embedder: HashEmbedder) -> None:
+    fill(store)
+    calls = embedder.calls
+    fill(store)
+    assert embedder.calls == calls
+    report = store.put_source("kb", "sqlite.md", [Chunk(DOCS["sqlite.md"][0]), Chunk("a new line")])
+    assert (report.embedded, report.cached) == (1, 1)
+    assert embedder.calls == calls + 1
+
+
+def test_cache_survives_reopen(db_path: Path) -> None:
+    first = HashEmbedder(64)
+    Store(db_path, embedder=first).put_source("kb", "a", [Chunk("cached text")])
+    second = HashEmbedder(64)
+    Store(db_path, embedder=second).put_source("kb", "b", [Chunk("cached text")])
+    assert second.calls == 0
+
+
+def test_deferred_embeddings_are_searchable_by_text_then_backfilled(store: Store) -> None:
+    report = store.put_source("code", "big.py", [Chunk("def retry_upload(): pass")], embed=False)
+    assert report.pending == 1 and store.pending_embeddings() == 1
+    assert texts(store.search("retry upload", mode="text")) == ["def retry_upload(): pass"]
+    assert store.search("retry upload", mode="vector") == []
+    assert store.backfill_embeddings(kind="code") == 1
+    assert store.pending_embeddings() == 0
+    assert texts(store.search("retry upload", mode="vector")) == ["def retry_upload(): pass"]
+
+
+# -- hostile input ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        Chunk(""),
+        Chunk("   \n\t"),
+        Chunk("x" * 1_000_001),
+        Chunk("bad \udcff surrogate"),
+        Chunk("ok", metadata={"nan": float("nan")}),
+        Chunk("ok", metadata={1: "non-string key"}),  # type: ignore[dict-item]
+        Chunk("ok", metadata=["not", "a", "mapping"]),  # type: ignore[arg-type]
+        Chunk("ok", ts="not a time"),
+        Chunk(b"bytes are not text"),  # type: ignore[arg-type]
+    ],
+)
+def test_bad_chunks_are_refused_and_nothing_is_written(store: Store, chunk: Chunk) -> None:
+    store.put_source("kb", "doc", [Chunk("the old version")])
+    with pytest.raises(InvalidInputError):
+        store.put_source("kb", "doc", [Chunk("fine"), chunk])
+    assert texts(store.get_source("kb", "doc")) == ["the old version"]
+
+
+@pytest.mark.parametrize(
+    ("vectors", "message"),
+    [
+        ([[1.0, 2.0, float("nan"), 0.0]], "NaN"),
+        ([[1.0, 2.0, float("inf"), 0.0]], "NaN or infinite"),
+        ([[1.0, 2.0, 3.0]], "length 3, expected 4"),
+        ([[1.0, 0, 0, 0], [0, 1.0, 0, 0]], "2 vectors for 1 texts"),
+        ([[0.0, 0.0, 0.0, 0.0]], "all-zero"),
+        ("garbage", "not a list of vectors"),
+    ],
+)
+def test_bad_vectors_are_refused(db_path: Path, vectors: object, message: str) -> None:
+    store = Store(db_path, embedder=FixedEmbedder(vectors))
+    with pytest.raises(InvalidVectorError, match=message):
+        store.put_source("kb", "doc", [Chunk("text")])
+    assert store.count() == 0
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"mode": "fuzzy"},
+        {"limit": 0},
+        {"limit": 10**6},
+        {"limit": True},
+        {"min_score": 1.5},
+        {"min_score": float("nan")},
+        {"mmr": 2.0},
+        {"where": {"k": [1, {"nested": True}]}},
+        {"where": {"k": {"$regex": "x"}}},
+        {"where": {"": 1}},
+        {"since": "yesterday-ish"},
+        {"engine": "faiss"},
+    ],
+)
+def test_bad_search_arguments_raise_typed_errors(store: Store, kwargs: dict) -> None:
+    fill(store)
+    with pytest.raises(InvalidInputError):
+        store.search("sqlite", **kwargs)
+
+
+def test_hostile_queries_never_raise(store: Store) -> None:
+    fill(store)
+    for query in [
+        "",
+        "   ",
+        "???",
+        '"',
+        "AND OR NOT",
+        "NEAR(a b)",
+        "col:val",
+        "*",
+        "^x",
+        "(((",
+        "\x00\x01",
+        "emoji 🎉🎉",
+        "x" * 50_000,
+        "don't",
+        "-x -y",
+    ]:
+        for mode in ("hybrid", "vector", "text"):
+            results = store.search(query, mode=mode)
+            assert all(0.0 <= r.score <= 1.0 for r in results)
+    with pytest.raises(InvalidInputError):
+        store.search("x" * 100_001)
+    with pytest.raises(InvalidInputError):
+        store.search("lone \udcff")
+    with pytest.raises(InvalidInputError):
+        store.search(b"bytes")  # type: ignore[arg-type]
+
+
+def test_filter_keys_that_look_like_sql_are_data(store: Store) -> None:
+    store.put_source("kb", "a", [Chunk("alpha text", metadata={"x') OR 1=1 --": "v"})])
+    store.put_source("kb", "b", [Chunk("alpha text too", metadata={"y": "v"})])
+    hits = store.search("alpha", where={"x') OR 1=1 --": "v"})
+    assert [h.source for h in hits] == ["a"]
+    assert store.search("alpha", where={"'; DROP TABLE chunks; --": 1}) == []
+    assert store.count() == 2
+
+
+# -- search ----------------------------------------------------------------------------
+
+
+def test_every_mode_finds_the_right_chunk(store: Store) -> None:
+    fill(store)
+    for mode in ("hybrid", "vector", "text"):
+        top = store.search("busy timeout lock", mode=mode, limit=3)[0]
+        assert top.text == DOCS["sqlite.md"][1], mode
+        assert top.source == "sqlite.md" and top.kind == "kb" and top.collection == "default"
+
+
+def test_scores_are_normalised_and_legs_reported(store: Store) -> None:
+    fill(store)
+    hybrid = store.search("busy timeout", limit=10)
+    assert hybrid[0].vector_rank == 1 and hybrid[0].text_rank == 1
+    assert hybrid[0].score == pytest.approx(1.0)
+    assert all(0.0 <= r.score <= 1.0 for r in hybrid)
+    assert [r.score for r in hybrid] == sorted((r.score for r in hybrid), reverse=True)
+    vector = store.search("busy timeout", mode="vector")
+    assert vector[0].vector_score == vector[0].score and vector[0].text_score is None
+    text = store.search("busy timeout", mode="text")
+    assert text[0].text_score == text[0].score and 0 < text[0].score < 1
+
+
+def test_min_score_drops_weak_hits(store: Store) -> None:
+    fill(store)
+    everything = store.search("busy timeout", mode="vector", limit=10)
+    cut = everything[0].score - 1e-6
+    strong = store.search("busy timeout", mode="vector", limit=10, min_score=cut)
+    assert len(strong) == 1 and len(everything) > 1
+
+
+def test_hybrid_fusion_order_follows_rrf(store: Store) -> None:
+    fill(store)
+    hits = store.search("cats hunt tax deadline", limit=10)
+
+    def rrf(h: object) -> float:
+        return sum(1 / (60 + r) for r in (h.vector_rank, h.text_rank) if r is not None)  # type: ignore[attr-defined]
+
+    assert [round(rrf(h), 9) for h in hits] == sorted(
+        (round(rrf(h), 9) for h in hits), reverse=True
+    )
+
+
+def test_filters_apply_inside_the_search(store: Store) -> None:
+    # 30 strongly matching chunks in one collection, 3 weak ones in another:
+    # filtering after a top-k would return nothing for the weak collection.
+    for i in range(30):
+        store.put_source(
+            "kb", f"strong{i}", [Chunk(f"deploy release pipeline {i}")], collection="a"
+        )
+    for i in range(3):
+        store.put_source(
+            "kb",
+            f"weak{i}",
+            [Chunk(f"deploy notes {i}", metadata={"team": "ops", "n": i})],
+            collection="b",
+        )
+    for mode in ("hybrid", "vector", "text"):
+        hits = store.search("deploy release pipeline", mode=mode, limit=3, collection="b")
+        assert len(hits) == 3 and {h.collection for h in hits} == {"b"}, mode
+        hits = store.search("deploy release pipeline", mode=mode, limit=5, where={"team": "ops"})
+        assert {h.source for h in hits} == {"weak0", "weak1", "weak2"}, mode
+        hits = store.search("deploy", mode=mode, limit=5, where={"n": {"$gte": 1}})
+        assert {h.source for h in hits} == {"weak1", "weak2"}, mode
+        hits = store.search("deploy", mode=mode, limit=5, where={"n": [0, 2]})
+        assert {h.source for h in hits} == {"weak0", "weak2"}, mode
+        hits = store.search("deploy", mode=mode, limit=50, source=["strong1", "weak1"])
+        assert {h.source for h in hits} == {"strong1", "weak1"}, mode
+        assert store.search("deploy", mode=mode, kind="event") == []
+
+
+def test_time_range_filters(store: Store) -> None:
+    now = datetime(2026, 6, 1, 12, tzinfo=UTC)
+    for days in range(10):
+        store.put_source(
+            "event",
+            f"e{days}",
+            [Chunk(f"standup meeting notes {days}", ts=now - timedelta(days=days))],
+        )
+    since = now - timedelta(days=2, hours=1)
+    for mode in ("hybrid", "vector", "text"):
+        hits = store.search("standup meeting", mode=mode, limit=10, since=since)
+        assert {h.source for h in hits} == {"e0", "e1", "e2"}, mode
+        hits = store.search(
+            "standup meeting",
+            mode=mode,
+            limit=10,
+            since=since.isoformat(),
+            until=(now - timedelta(days=1)).timestamp(),
+        )
+        assert {h.source for h in hits} == {"e1", "e2"}, mode
+
+
+def test_vec0_engine_agrees_with_memory_engine(store: Store) -> None:
+    fill(store)
+    for query in ("busy timeout", "cats", "tax deadline"):
+        memory = store.search(query, mode="vector", limit=4)
+        vec0 = store.search(query, mode="vector", limit=4, engine="vec0")
+        assert [r.id for r in memory] == [r.id for r in vec0]
+        assert [r.score for r in memory] == pytest.approx([r.score for r in vec0], abs=1e-5)
+    filtered = store.search("cats", mode="vector", engine="vec0", source="cats.md")
+    assert [r.source for r in filtered] == ["cats.md"]
+
+
+def test_mmr_prefers_diverse_results(store: Store) -> None:
+    store.put_source("kb", "dup1", [Chunk("vector search with sqlite vec extension")])
+    store.put_source("kb", "dup2", [Chunk("vector search with sqlite vec extension!")])
+    store.put_source("kb", "other", [Chunk("vector databases store embeddings")])
+    plain = store.search("vector search sqlite", mode="vector", limit=2)
+    diverse = store.search("vector search sqlite", mode="vector", limit=2, mmr=0.3)
+    assert {r.source for r in plain} == {"dup1", "dup2"}
+    assert {r.source for r in diverse} == {"dup1", "other"} or {r.source for r in diverse} == {
+        "dup2",
+        "other",
+    }
+
+
+class LengthReranker:
+    """Prefers shorter texts: an order no leg would produce."""
+
+    def rerank(self, query: str, texts: list[str]) -> list[float]:
+        return [1.0 / len(t) for t in texts]
+
+
+def test_rerank_needs_a_reranker_and_reorders(db_path: Path) -> None:
+    store = Store(db_path, embedder=HashEmbedder(64))
+    fill(store)
+    with pytest.raises(RerankerNotConfiguredError):
+        store.search("sqlite", rerank=True)
+    store.reranker = LengthReranker()
+    hits = store.search("the", rerank=True, limit=3)
+    assert [len(h.text) for h in hits] == sorted(len(h.text) for h in hits)
+
+
+# -- the model guard and the file --------------------------------------------------------
+
+
+def test_model_guard_refuses_another_embedder(db_path: Path) -> None:
+    Store(db_path, embedder=HashEmbedder(64)).put_source("kb", "a", [Chunk("text")])
+    with pytest.raises(EmbedderMismatchError, match=r"hash:64.*hash:32.*reembed"):
+        Store(db_path, embedder=HashEmbedder(32))
+    other = HashEmbedder(64)
+    other.name = "other:64"
+    with pytest.raises(EmbedderMismatchError):
+        Store(db_path, embedder=other)
+    assert Store(db_path, embedder=HashEmbedder(64)).count() == 1
+
+
+def test_store_without_embedder_searches_text_only(db_path: Path) -> None:
+    fill(Store(db_path, embedder=HashEmbedder(64)))
+    store = Store(db_path)
+    assert store.embedder_name == "hash:64"
+    assert store.search("cats", mode="text")
+    with pytest.raises(EmbedderUnavailableError):
+        store.search("cats", mode="vector")
+
+
+def test_read_only_store_searches_and_refuses_writes(db_path: Path) -> None:
+    fill(Store(db_path, embedder=HashEmbedder(64)))
+    store = Store(db_path, embedder=HashEmbedder(64), read_only=True)
+    assert store.search("cats")[0].source == "cats.md"
+    with pytest.raises(ReadOnlyError):
+        store.put_source("kb", "x", [Chunk("new")])
+
+
+def test_newer_schema_is_refused(db_path: Path) -> None:
+    store = Store(db_path, embedder=HashEmbedder(64))
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE meta SET value = ? WHERE key = 'schema:store'",
+            (str(len(STORE_MIGRATIONS) + 1),),
+        )
+    store.close()
+    with pytest.raises(SchemaVersionError, match="upgrade remembrances"):
+        Store(db_path, embedder=HashEmbedder(64))
+
+
+def test_connection_settings(store: Store) -> None:
+    with store.snapshot() as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
+        tokenizer = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'"
+        ).fetchone()[0]
+    assert "porter unicode61 remove_diacritics 2" in tokenizer
+
+
+def test_diacritics_and_stemming(store: Store) -> None:
+    store.put_source("kb", "a", [Chunk("Le café est ouvert; running shoes are here")])
+    assert store.search("cafe", mode="text")
+    assert store.search("run", mode="text")
