@@ -1,0 +1,141 @@
+"""The root command: global options, the shared state every command gets, error handling."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from functools import cached_property, update_wrapper
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ..errors import RemembrancesError
+from ..service import RemembrancesService, default_path
+from .output import Output
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Exceptions that are the user's to fix: a one-line message and exit code 1.
+USER_ERRORS: tuple[type[BaseException], ...] = (RemembrancesError, OSError, ValueError)
+
+
+class State:
+    """What the global options chose; the service is opened on first use."""
+
+    def __init__(self, db: Path, embedder: str | None, as_json: bool, debug: bool) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.as_json = as_json
+        self.debug = debug
+        self._service: RemembrancesService | None = None
+
+    @cached_property
+    def out(self) -> Output:
+        return Output(as_json=self.as_json)
+
+    def service(self, *, create: bool = False) -> RemembrancesService:
+        """The memory file, opened once. Reading commands refuse a file that does not exist."""
+        if self._service is None:
+            if not self.db.exists():
+                if not create:
+                    raise click.ClickException(
+                        f"no memory file at {self.db}; create one with `remembrances init` "
+                        "or point --db / REMEMBRANCES_DB at an existing one"
+                    )
+                self.db.parent.mkdir(parents=True, exist_ok=True)
+            from .. import open as open_memory
+
+            self._service = open_memory(self.db, embedder=self.embedder)
+        return self._service
+
+    def close(self) -> None:
+        if self._service is not None:
+            self._service.close()
+            self._service = None
+
+
+class RootGroup(click.Group):
+    """Turns library errors into one-line messages (exit 1) unless --debug is given."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except KeyboardInterrupt:
+            raise click.Abort() from None
+        except Exception as exc:
+            state = ctx.find_object(State)
+            if state is None or state.debug:
+                raise
+            raise click.ClickException(_one_line(exc)) from None
+        finally:
+            state = ctx.find_object(State)
+            if state is not None:
+                state.close()
+
+
+def _one_line(exc: BaseException) -> str:
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, USER_ERRORS):
+        return message
+    return f"unexpected {type(exc).__name__}: {message} (rerun with --debug for the traceback)"
+
+
+def pass_state(fn: F) -> F:
+    """Give a command the shared :class:`State` as its first argument."""
+
+    @click.pass_context
+    def wrapper(ctx: click.Context, *args: Any, **kwargs: Any) -> Any:
+        state = ctx.find_object(State)
+        assert state is not None
+        if kwargs.pop("as_json", False):
+            state.as_json = True
+            state.__dict__.pop("out", None)
+        return fn(state, *args, **kwargs)
+
+    return update_wrapper(wrapper, fn)  # type: ignore[return-value]
+
+
+def json_option(fn: F) -> F:
+    """``--json`` on every command (it is also accepted before the command name)."""
+    return click.option(
+        "--json", "as_json", is_flag=True, help="Print machine-readable JSON instead of tables."
+    )(fn)
+
+
+@click.group(
+    cls=RootGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog="Example:  remembrances --db notes.db kb ingest docs/ && remembrances search 'install'",
+)
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Memory file [default: $REMEMBRANCES_DB or ./.remembrances/memory.db].",
+)
+@click.option(
+    "--embedder",
+    metavar="SPEC",
+    default=None,
+    help="Embedder spec: local (default), hash:64, openai:MODEL, voyage:MODEL, google:MODEL, "
+    "ollama:MODEL [default: the one the file was written with, or $REMEMBRANCES_EMBEDDER].",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
+@click.option("--debug", is_flag=True, help="Show tracebacks and debug logs on errors.")
+@click.version_option(package_name="remembrances")
+@click.pass_context
+def cli(
+    ctx: click.Context, db: Path | None, embedder: str | None, as_json: bool, debug: bool
+) -> None:
+    """Memory for AI agents in one SQLite file: documents, events and code, searchable
+    by meaning and by words."""
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    ctx.obj = State(db or default_path(), embedder, as_json, debug)

@@ -1,0 +1,94 @@
+"""Turning whatever the API returns (dataclasses, dicts) into rows and highlighted code."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from .output import Output, snippet, when
+
+#: Fields an agent or a script never needs: internal ids and vectors.
+HIDDEN = frozenset({"embedding", "vector", "vectors", "content_hash", "embed_text"})
+
+
+def record(obj: Any) -> dict[str, Any]:
+    """A plain dict for any record the library returns."""
+    if isinstance(obj, Mapping):
+        data = dict(obj)
+    elif hasattr(obj, "to_dict"):
+        data = dict(obj.to_dict())
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        data = dataclasses.asdict(obj)
+    elif hasattr(obj, "__dict__"):
+        data = {k: v for k, v in vars(obj).items() if not k.startswith("_")}
+    else:
+        return {"value": obj}
+    return {k: v for k, v in data.items() if k not in HIDDEN}
+
+
+def records(items: Iterable[Any]) -> list[dict[str, Any]]:
+    return [record(i) for i in items]
+
+
+def first(data: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
+    """The first present, non-empty value among ``keys`` (top level, then metadata)."""
+    meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+    for key in keys:
+        for source in (data, meta):
+            value = source.get(key)
+            if value not in (None, ""):
+                return value
+    return default
+
+
+def origin(data: Mapping[str, Any]) -> str:
+    """Where a hit came from, in the words a person would use."""
+    path = first(data, "path", "file", "source", "subject", "title", default="?")
+    start = first(data, "start_line", "line")
+    end = first(data, "end_line")
+    where = f"{path}:{start}" + (f"-{end}" if end and end != start else "") if start else str(path)
+    name = first(data, "qualified_name", "heading", "heading_path", "title")
+    if name and str(name) not in where:
+        where += f"  {name}"
+    ts = first(data, "ts", "at")
+    if isinstance(ts, int | float) and first(data, "kind") == "event":
+        where += f"  ({when(float(ts))})"
+    return where
+
+
+def is_code(data: Mapping[str, Any]) -> bool:
+    return bool(first(data, "language")) and first(data, "kind") not in ("kb", "event", "events")
+
+
+def hit_view(out: Output, data: Mapping[str, Any], rank: int) -> RenderableType:
+    """One search hit: a header with score and origin, then its text (code highlighted)."""
+    score = data.get("score")
+    header = Text()
+    header.append(f"{rank:>2}. ", style="bold")
+    if isinstance(score, int | float):
+        header.append(f"{score:.3f} ", style="cyan")
+    kind = first(data, "kind", "source_kind")
+    if kind:
+        header.append(f"[{kind}] ", style="magenta")
+    header.append(origin(data), style="green")
+    text = str(first(data, "code", "text", "content", default=""))
+    if is_code(data):
+        lines = text.splitlines()[:30]
+        body: RenderableType = out.code(
+            "\n".join(lines),
+            str(first(data, "language")),
+            int(first(data, "start_line", default=1)),
+        )
+    else:
+        body = Text(snippet(text, 600))
+    return Group(header, body, Text(""))
+
+
+def hits_view(out: Output, hits: list[dict[str, Any]]) -> RenderableType:
+    if not hits:
+        return Text("no results", style="dim")
+    return Group(*(hit_view(out, h, i) for i, h in enumerate(hits, start=1)))

@@ -1,0 +1,299 @@
+"""Tools over the public API, one small function each.
+
+stdout belongs to the protocol: logs go to stderr, and nothing here prints. A
+failing call becomes a tool error (``is_error``) with the library's message; the
+server keeps running.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from ..errors import RemembrancesError
+from ..service import RemembrancesService
+from . import text as render
+from .roots import AllowedRoots
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = """\
+Long-term memory in one local file: a knowledge base of documents, a log of events
+and an index of code repositories, all searchable by meaning and by words.
+Call enrich_context with the user's request to get the memory that helps with it;
+use the kb_*, *_events and code_* tools for specific lookups and to remember things."""
+
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+DELETE = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+
+Limit = Annotated[int, Field(ge=1, le=100, description="Maximum number of results.")]
+Mode = Literal["hybrid", "vector", "text"]
+
+
+def _result(message: str, data: Any) -> CallToolResult:
+    structured = data if isinstance(data, dict) else {"result": data}
+    return CallToolResult(
+        content=[TextContent(type="text", text=message)], structured_content=structured
+    )
+
+
+def _tool_errors(fn: Callable[..., CallToolResult]) -> Callable[..., CallToolResult]:
+    """Library errors become tool errors with their message; anything else is logged."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> CallToolResult:
+        try:
+            return fn(*args, **kwargs)
+        except ToolError:
+            raise
+        except (RemembrancesError, ValueError, OSError) as exc:
+            raise ToolError(str(exc) or type(exc).__name__) from exc
+        except Exception as exc:
+            log.exception("tool %s failed", fn.__name__)
+            raise ToolError(
+                f"internal error in {fn.__name__}: {type(exc).__name__}: {exc}"
+            ) from exc
+
+    return wrapper
+
+
+def _hits(items: Any, empty: str) -> CallToolResult:
+    message, data = render.hits(items, empty=empty)
+    return _result(message, {"results": data, "count": len(data)})
+
+
+def _summary(obj: Any) -> CallToolResult:
+    message, data = render.summary(obj)
+    return _result(message, data)
+
+
+def build_server(
+    svc: RemembrancesService, roots: Sequence[str] | None = None, *, name: str = "remembrances"
+) -> MCPServer[Any]:
+    """An MCP server over ``svc``; ingest and index tools accept paths under ``roots`` only."""
+    allowed = AllowedRoots(roots)
+    server: MCPServer[Any] = MCPServer(name, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    def tool(annotations: ToolAnnotations) -> Callable[[Callable[..., CallToolResult]], Any]:
+        def register(fn: Callable[..., CallToolResult]) -> Any:
+            server.add_tool(
+                _tool_errors(fn), name=fn.__name__, description=fn.__doc__, annotations=annotations
+            )
+            return fn
+
+        return register
+
+    # -- knowledge base ---------------------------------------------------------------
+
+    @tool(WRITE)
+    def kb_add_document(
+        text: Annotated[str, Field(description="The document text (Markdown welcome).")],
+        source: Annotated[
+            str, Field(description="A stable name or path; re-adding it replaces the document.")
+        ],
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        collection: str = "default",
+    ) -> CallToolResult:
+        """Add a document to the knowledge base, or replace the one with the same source."""
+        report = svc.kb.add(
+            text, source=source, title=title, metadata=metadata, collection=collection
+        )
+        return _summary(report)
+
+    @tool(WRITE)
+    def kb_ingest_path(
+        path: Annotated[str, Field(description="A file or directory inside the allowed roots.")],
+        collection: str = "default",
+        patterns: list[str] | None = None,
+    ) -> CallToolResult:
+        """Ingest a file or a directory tree of text documents (Markdown, text, reST...);
+        unchanged files are skipped, deleted ones removed."""
+        target = allowed.check(path)
+        report = svc.kb.ingest(target, collection=collection, patterns=patterns)
+        return _summary(report)
+
+    @tool(READ)
+    def kb_search(
+        query: str,
+        limit: Limit = 5,
+        collection: str | None = None,
+        min_score: Annotated[float | None, Field(ge=0, le=1)] = None,
+        mode: Mode = "hybrid",
+    ) -> CallToolResult:
+        """Search the knowledge base by meaning and keywords."""
+        hits = svc.kb.search(
+            query, limit=limit, collection=collection, min_score=min_score, mode=mode
+        )
+        return _hits(hits, "No matching documents.")
+
+    @tool(READ)
+    def kb_get_document(source: str, collection: str | None = None) -> CallToolResult:
+        """Get a stored document's text and metadata by its source."""
+        kwargs = {} if collection is None else {"collection": collection}
+        return _summary(svc.kb.get(source, **kwargs))
+
+    @tool(DELETE)
+    def kb_delete_document(source: str, collection: str | None = None) -> CallToolResult:
+        """Delete a document from the knowledge base."""
+        kwargs = {} if collection is None else {"collection": collection}
+        deleted = svc.kb.delete(source, **kwargs)
+        return _result(f"deleted {source}", {"source": source, "deleted": render.plain(deleted)})
+
+    # -- events ---------------------------------------------------------------------
+
+    @tool(WRITE)
+    def save_event(
+        content: Annotated[str, Field(description="What happened, in a sentence or a paragraph.")],
+        subject: Annotated[
+            str, Field(description="What it is about (a topic, a person, a ticket).")
+        ] = "",
+        at: Annotated[
+            str | None, Field(description="When it happened (ISO 8601); default now.")
+        ] = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> CallToolResult:
+        """Record an event in the temporal log (identical events are stored once)."""
+        return _summary(svc.events.log(content, subject=subject, at=at, metadata=metadata))
+
+    @tool(READ)
+    def search_events(
+        query: Annotated[
+            str | None, Field(description="Words to look for; omit to list newest first.")
+        ] = None,
+        subject: str | None = None,
+        since: Annotated[
+            str | None, Field(description="ISO time; only events at or after it.")
+        ] = None,
+        until: Annotated[
+            str | None, Field(description="ISO time; only events at or before it.")
+        ] = None,
+        last: Annotated[str | None, Field(description="A window such as 30m, 12h, 7d, 4w.")] = None,
+        limit: Limit = 10,
+    ) -> CallToolResult:
+        """Search or list events by text, subject and time window."""
+        hits = svc.events.search(
+            query, subject=subject, since=since, until=until, last=last, limit=limit
+        )
+        return _hits(hits, "No matching events.")
+
+    # -- code -------------------------------------------------------------------------
+
+    @tool(WRITE)
+    def code_index_project(
+        path: Annotated[str, Field(description="A repository directory inside the allowed roots.")],
+        project: Annotated[
+            str | None, Field(description="Project name; default the directory name.")
+        ] = None,
+        languages: list[str] | None = None,
+    ) -> CallToolResult:
+        """Index (or incrementally re-index) a code repository for code_* searches."""
+        target = allowed.check(path)
+        report = svc.code.index(target, project=project, languages=languages)
+        return _summary(report)
+
+    @tool(READ)
+    def code_search(
+        query: Annotated[str, Field(description="Plain words or identifiers.")],
+        project: str | None = None,
+        limit: Limit = 10,
+        languages: list[str] | None = None,
+        kinds: list[str] | None = None,
+        path: Annotated[
+            str | None, Field(description="Only files under this relative path.")
+        ] = None,
+    ) -> CallToolResult:
+        """Search indexed code; each hit has the symbol, its file:lines and its code."""
+        hits = svc.code.search(
+            query, project=project, limit=limit, languages=languages, kinds=kinds, path=path
+        )
+        return _hits(hits, "No matching code.")
+
+    @tool(READ)
+    def code_find_symbol(
+        name: Annotated[str, Field(description="A name or qualified name, e.g. Session.send.")],
+        project: str | None = None,
+        kind: str | None = None,
+    ) -> CallToolResult:
+        """Find symbols by name or qualified name."""
+        return _hits(svc.code.find_symbol(name, project=project, kind=kind), f"No symbol {name!r}.")
+
+    @tool(READ)
+    def code_outline(
+        file: Annotated[str, Field(description="A file path relative to the project root.")],
+        project: str | None = None,
+    ) -> CallToolResult:
+        """The nested symbol outline of one indexed file."""
+        return _summary({"file": file, "outline": svc.code.outline(file, project=project)})
+
+    @tool(READ)
+    def code_references(name: str, project: str | None = None) -> CallToolResult:
+        """Where an identifier occurs in indexed code (syntax-aware, not substring)."""
+        return _hits(svc.code.references(name, project=project), f"No references to {name!r}.")
+
+    @tool(READ)
+    def code_projects() -> CallToolResult:
+        """The indexed projects with their roots and counts."""
+        projects = render.plain(svc.code.projects())
+        return _result(
+            "\n".join(render.summary(p)[0].replace("\n", "; ") for p in projects) or "No projects.",
+            {"projects": projects},
+        )
+
+    # -- everything -----------------------------------------------------------------
+
+    @tool(READ)
+    def search_memory(
+        query: str,
+        limit: Limit = 10,
+        kinds: Annotated[
+            list[str] | None, Field(description="Only these sources: kb, event, code.")
+        ] = None,
+        mode: Mode = "hybrid",
+        min_score: Annotated[float, Field(ge=0, le=1)] = 0.0,
+    ) -> CallToolResult:
+        """Search all memory at once: documents, events and code."""
+        hits = svc.store.search(query, limit=limit, kind=kinds, mode=mode, min_score=min_score)
+        return _hits(hits, "Nothing in memory matches.")
+
+    @tool(READ)
+    def enrich_context(
+        prompt: Annotated[str, Field(description="The user's request, as they wrote it.")],
+    ) -> CallToolResult:
+        """The memory that helps answer a request, as one compact block (empty when none)."""
+        context = svc.enrich_context(prompt)
+        return _result(context or "Nothing relevant in memory.", {"context": context})
+
+    @tool(READ)
+    def memory_stats() -> CallToolResult:
+        """What the memory holds: chunks per source, pending embeddings, embedder."""
+        stats = dict(svc.stats())
+        stats.pop("path", None)
+        return _summary(stats)
+
+    return server
+
+
+def serve(
+    svc: RemembrancesService,
+    roots: Sequence[str] | None = None,
+    *,
+    transport: Literal["stdio", "streamable-http"] = "stdio",
+    port: int = 8765,
+) -> None:
+    """Run until the client disconnects. HTTP binds to 127.0.0.1 only."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    server = build_server(svc, roots)
+    if transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=port)

@@ -1,0 +1,117 @@
+"""Compact, id-free renderings of library results for a model to read."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+#: Never shown to an agent: internal ids, vectors, hashes.
+HIDDEN = frozenset(
+    {
+        "id",
+        "chunk_id",
+        "embedding",
+        "vector",
+        "content_hash",
+        "embed_text",
+        "vector_rank",
+        "text_rank",
+        "vector_score",
+        "text_score",
+        "position",
+    }
+)
+TEXT_CHARS = 1200
+
+
+def plain(obj: Any) -> Any:
+    """A JSON-safe value for any record the library returns, without internals."""
+    if isinstance(obj, Mapping):
+        return {str(k): plain(v) for k, v in obj.items() if k not in HIDDEN}
+    if hasattr(obj, "to_dict"):
+        return plain(obj.to_dict())
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return plain({f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)})
+    if isinstance(obj, list | tuple | set | frozenset):
+        return [plain(v) for v in obj]
+    if isinstance(obj, datetime):
+        return obj.isoformat()
+    if isinstance(obj, float):
+        return round(obj, 4)
+    if obj is None or isinstance(obj, str | int | bool):
+        return obj
+    if hasattr(obj, "__dict__"):
+        return plain({k: v for k, v in vars(obj).items() if not k.startswith("_")})
+    return str(obj)
+
+
+def _get(data: Mapping[str, Any], *keys: str) -> Any:
+    meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+    for key in keys:
+        for source in (data, meta):
+            value = source.get(key)
+            if value not in (None, "", [], {}):
+                return value
+    return None
+
+
+def _time(value: Any) -> str | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return None if value is None else str(value)
+
+
+def origin(data: Mapping[str, Any]) -> str:
+    where = str(_get(data, "path", "file", "source", "subject", "title") or "?")
+    start, end = _get(data, "start_line", "line"), _get(data, "end_line")
+    if start:
+        where += f":{start}" + (f"-{end}" if end and end != start else "")
+    name = _get(data, "qualified_name", "heading_path", "heading", "title")
+    if name and str(name) not in where:
+        where += f" ({name})"
+    at = _get(data, "at", "happened_at", "ts")
+    if at is not None and _get(data, "kind") in ("event", "events"):
+        where += f" @ {_time(at)}"
+    return where
+
+
+def hits(items: Iterable[Any], *, empty: str = "No results.") -> tuple[str, list[Any]]:
+    """Numbered hits with score, origin and text; and the structured list."""
+    data = [plain(i) for i in items]
+    if not data:
+        return empty, []
+    lines = []
+    for n, hit in enumerate(data, start=1):
+        score = hit.get("score") if isinstance(hit, Mapping) else None
+        kind = _get(hit, "kind") if isinstance(hit, Mapping) else None
+        head = f"{n}." + (f" [{score:.2f}]" if isinstance(score, int | float) else "")
+        head += f" {kind}:" if kind else ""
+        head += f" {origin(hit)}" if isinstance(hit, Mapping) else f" {hit}"
+        body = _get(hit, "code", "text", "content") if isinstance(hit, Mapping) else None
+        lines.append(head)
+        if body:
+            text = str(body)
+            text = text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1] + "…"
+            lines.append("   " + text.replace("\n", "\n   "))
+    return "\n".join(lines), data
+
+
+def summary(obj: Any) -> tuple[str, Any]:
+    """A report or a record as ``key: value`` lines, and its structured form."""
+    data = plain(obj)
+    if isinstance(data, Mapping):
+        lines = []
+        for key, value in data.items():
+            shown = (
+                value
+                if isinstance(value, str | int | float | bool) or value is None
+                else (json.dumps(value, ensure_ascii=False))
+            )
+            if isinstance(shown, str) and len(shown) > TEXT_CHARS:
+                shown = shown[: TEXT_CHARS - 1] + "…"
+            lines.append(f"{key}: {shown}")
+        return "\n".join(lines) or "(empty)", data
+    return str(data), data
