@@ -1,0 +1,144 @@
+"""Fitting items into character and token budgets without cutting mid-sentence.
+
+Context that ends in half a word or half a statement misleads more than it
+helps, so text is cut at the last sentence end or line break that fits (code at
+line breaks only), with a word boundary as the last resort, and marked with an
+ellipsis. Budgets are checked on the rendered text itself, so the block never
+exceeds them whatever the rendering adds.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .render import render_block, render_section
+from .sources import ContextItem
+
+Tokenizer = Callable[[str], int]
+ELLIPSIS = " …"
+#: A cut that leaves less than this many characters is not worth showing.
+MIN_CUT_CHARS = 40
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])[\"')\]]*\s+|\n+")
+_LINE_END = re.compile(r"\n")
+_SPACE = re.compile(r"\s+")
+
+
+def cut_points(text: str, *, code: bool) -> list[int]:
+    """Offsets where ``text`` may be cut, best kinds first within each, ascending."""
+    pattern = _LINE_END if code else _SENTENCE_END
+    points = sorted({m.start() for m in pattern.finditer(text) if m.start() > 0})
+    return points
+
+
+def cut_text(text: str, max_chars: int, *, code: bool = False) -> str:
+    """``text`` if it fits in ``max_chars``, else its longest prefix ending at a boundary."""
+    if len(text) <= max_chars:
+        return text
+    room = max_chars - len(ELLIPSIS)
+    if room <= 0:
+        return ""
+    points = [p for p in cut_points(text, code=code) if p <= room]
+    if not points and not code:
+        points = [m.start() for m in _SPACE.finditer(text) if 0 < m.start() <= room]
+    if not points:
+        return ""
+    return text[: points[-1]].rstrip() + ELLIPSIS
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Budgets; ``None`` means unlimited. Token budgets apply only with a tokenizer."""
+
+    total_chars: int | None
+    section_chars: Mapping[str, int | None]
+    item_chars: int | None
+    total_tokens: int | None = None
+    section_tokens: Mapping[str, int | None] | None = None
+    tokenizer: Tokenizer | None = None
+
+
+def _within(text: str, chars: int | None, tokens: int | None, tokenizer: Tokenizer | None) -> bool:
+    if chars is not None and len(text) > chars:
+        return False
+    return tokens is None or tokenizer is None or int(tokenizer(text)) <= tokens
+
+
+def fit(
+    ranked: Mapping[str, Sequence[ContextItem]],
+    order: Sequence[str],
+    limits: Limits,
+    *,
+    header: str,
+) -> dict[str, list[tuple[ContextItem, str]]]:
+    """Choose and cut items so that every section and the whole block fit.
+
+    Items are taken round-robin by rank across sources, so one verbose source
+    cannot crowd out the others' best hit.
+    """
+    chosen: dict[str, list[tuple[ContextItem, str]]] = {s: [] for s in order}
+    queues = {s: list(ranked.get(s, ())) for s in order}
+    depth = max((len(q) for q in queues.values()), default=0)
+    section_tokens = limits.section_tokens or {}
+
+    def fits(source: str) -> bool:
+        section = render_section(source, chosen[source])
+        if not _within(
+            section,
+            limits.section_chars.get(source),
+            section_tokens.get(source),
+            limits.tokenizer,
+        ):
+            return False
+        block = render_block(chosen, order, header=header)
+        return _within(block, limits.total_chars, limits.total_tokens, limits.tokenizer)
+
+    def _try(source: str, text: str) -> bool:
+        item = chosen[source][-1][0]
+        chosen[source][-1] = (item, text)
+        return fits(source)
+
+    for rank in range(depth):
+        for source in order:
+            queue = queues[source]
+            if rank >= len(queue):
+                continue
+            item = queue[rank]
+            code = source == "code"
+            text = item.text.strip("\n") if code else item.text.strip()
+            if limits.item_chars is not None:
+                text = cut_text(text, limits.item_chars, code=code)
+            if not text:
+                continue
+            chosen[source].append((item, text))
+            if fits(source):
+                continue
+            # Too long as it is: the longest boundary cut that fits, if any is worth it.
+            attempt = functools.partial(_try, source)
+            best = _longest_fitting(text, cut_points(text, code=code), attempt)
+            if best is None and not code:
+                words = [m.start() for m in _SPACE.finditer(text)]
+                best = _longest_fitting(text, words, attempt)
+            if best is None:
+                chosen[source].pop()
+            else:
+                chosen[source][-1] = (item, best)
+    return chosen
+
+
+def _longest_fitting(text: str, points: Sequence[int], fits: Callable[[str], bool]) -> str | None:
+    """Binary search for the longest ``text[:point] + ELLIPSIS`` that fits."""
+    candidates = [p for p in points if p >= MIN_CUT_CHARS]
+    best = None
+    low, high = 0, len(candidates) - 1
+    while low <= high:
+        middle = (low + high) // 2
+        attempt = text[: candidates[middle]].rstrip() + ELLIPSIS
+        if fits(attempt):
+            best, low = attempt, middle + 1
+        else:
+            high = middle - 1
+    return best

@@ -1,0 +1,117 @@
+"""EnricherConfig: how much memory to add to a turn, from where, and how sure it must be."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from ..errors import InvalidInputError
+from .plan import SOURCES
+from .render import HEADER
+
+#: Per-source ``min_score`` defaults; see :class:`EnricherConfig` for how they were chosen.
+DEFAULT_MIN_SCORE: dict[str, float] = {"kb": 0.0, "events": 0.0, "code": 0.0}
+
+
+@dataclass
+class EnricherConfig:
+    """Settings for :class:`ContextEnricher`; change them (or ``enabled``) at run time.
+
+    - ``enabled``: off means ``enrich_context`` returns "" at once, without searching.
+    - ``sources``: which layers to search, in the order their sections appear.
+    - ``timeout``: seconds for all searches (they run in parallel, so this is also
+      the worst-case wait); a source that has not answered by then is dropped.
+      2 s covers the local embedder and a remote embedding call; the searches
+      themselves take milliseconds.
+    - ``min_score``: a hit's normalised score (in [0, 1]) must reach this to be
+      shown; one number for every source or a mapping per source. DEFAULTS
+      (measured with the default local embedder, see docs/enrichment.md).
+    - ``max_chars`` / ``section_chars`` / ``item_chars``: budgets in characters for
+      the whole block, each source's section, and one item before fitting. 6000
+      characters is about 1500 tokens: enough for a few precise hits without
+      drowning the user's own prompt.
+    - ``max_tokens`` / ``section_tokens``: the same budgets in tokens, checked with
+      ``tokenizer`` (a callable returning the token count of a string) when given.
+    - ``header``: the first line of the block ("" for none).
+    - ``max_workers``: threads for the parallel searches, shared by all callers.
+    """
+
+    enabled: bool = True
+    sources: tuple[str, ...] = SOURCES
+    timeout: float = 2.0
+    min_score: float | Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_MIN_SCORE))
+    max_chars: int | None = 6000
+    section_chars: int | Mapping[str, int | None] | None = 3000
+    item_chars: int | None = 1500
+    max_tokens: int | None = None
+    section_tokens: int | Mapping[str, int | None] | None = None
+    tokenizer: Callable[[str], int] | None = None
+    header: str = HEADER
+    max_workers: int = 16
+
+    def __post_init__(self) -> None:
+        self.sources = tuple(self.sources)
+        for source in self.sources:
+            if source not in SOURCES:
+                raise InvalidInputError(
+                    f"unknown enrichment source {source!r}; use some of {', '.join(SOURCES)}"
+                )
+        if not _positive_number(self.timeout):
+            raise InvalidInputError(
+                f"timeout must be a positive number of seconds, not {self.timeout!r}"
+            )
+        for source in SOURCES:
+            value = self.min_score_for(source)
+            if not (isinstance(value, int | float) and not isinstance(value, bool)) or not (
+                0.0 <= value <= 1.0
+            ):
+                raise InvalidInputError(
+                    f"min_score for {source!r} must be a number from 0 to 1, not {value!r}"
+                )
+        for name in ("max_chars", "item_chars", "max_tokens"):
+            _check_budget(getattr(self, name), name)
+        for name in ("section_chars", "section_tokens"):
+            for source in SOURCES:
+                _check_budget(self._per_source(getattr(self, name), source), f"{name}[{source!r}]")
+        if self.tokenizer is not None and not callable(self.tokenizer):
+            raise InvalidInputError("tokenizer must be a callable that returns a token count")
+        if (
+            isinstance(self.max_workers, bool)
+            or not isinstance(self.max_workers, int)
+            or (self.max_workers < 1)
+        ):
+            raise InvalidInputError("max_workers must be a positive integer")
+
+    def min_score_for(self, source: str) -> float:
+        if isinstance(self.min_score, Mapping):
+            return self.min_score.get(source, DEFAULT_MIN_SCORE.get(source, 0.0))
+        return self.min_score
+
+    def section_chars_for(self, source: str) -> int | None:
+        return self._per_source(self.section_chars, source)
+
+    def section_tokens_for(self, source: str) -> int | None:
+        return self._per_source(self.section_tokens, source)
+
+    @staticmethod
+    def _per_source(value: int | Mapping[str, int | None] | None, source: str) -> int | None:
+        if isinstance(value, Mapping):
+            return value.get(source)
+        return value
+
+
+def _positive_number(value: object) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
+    )
+
+
+def _check_budget(value: object, name: str) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInputError(f"{name} must be a positive integer or None, not {value!r}")

@@ -1,0 +1,185 @@
+"""ContextEnricher: the memory that helps with a prompt, fast, and never an error.
+
+Agent frameworks call this before every model turn, so it must not be the reason
+a turn fails or stalls: every source runs in parallel under one deadline, a
+source that fails or is late is dropped (and logged), and anything unexpected
+anywhere yields "" rather than an exception.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from .budget import Limits, fit
+from .config import EnricherConfig
+from .heuristic import HeuristicPlanner
+from .plan import EnrichmentPlan, QueryPlanner
+from .render import render_block
+from .sources import SEARCHES, ContextItem, wanted
+
+log = logging.getLogger(__name__)
+
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass
+class Enrichment:
+    """What one call did: the block, the plan, what was kept and dropped, and timings (ms)."""
+
+    text: str
+    plan: EnrichmentPlan | None = None
+    items: dict[str, list[ContextItem]] = field(default_factory=dict)
+    dropped: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class ContextEnricher:
+    """Plans, searches the KB, events and code in parallel, filters, and formats.
+
+    ``service`` is a :class:`~remembrances.RemembrancesService` (anything with
+    ``kb``, ``events`` and ``code`` layers). ``planner`` defaults to
+    :class:`HeuristicPlanner`. Safe to call from many threads at once.
+    """
+
+    def __init__(
+        self,
+        service: Any,
+        config: EnricherConfig | None = None,
+        planner: QueryPlanner | None = None,
+    ) -> None:
+        self.service = service
+        self.config = config if config is not None else EnricherConfig()
+        self.planner: QueryPlanner = planner if planner is not None else HeuristicPlanner()
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def enabled(self) -> bool:
+        return self.config.enabled
+
+    @enabled.setter
+    def enabled(self, value: bool) -> None:
+        self.config.enabled = bool(value)
+
+    def enrich_context(self, prompt: str) -> str:
+        """The context block for ``prompt``, or "" when nothing relevant (or anything fails)."""
+        return self.enrich(prompt).text
+
+    def enrich(self, prompt: str) -> Enrichment:
+        """Like :meth:`enrich_context`, with the plan, the items and the timings."""
+        try:
+            return self._enrich(prompt)
+        except Exception:
+            log.exception("context enrichment failed; the turn continues without memory")
+            return Enrichment("")
+
+    def _enrich(self, prompt: str) -> Enrichment:
+        config = self.config
+        if not config.enabled or not isinstance(prompt, str) or not prompt.strip():
+            return Enrichment("")
+        started = time.perf_counter()
+        plan = self.planner.plan(prompt)
+        planned = time.perf_counter()
+        result = Enrichment("", plan=plan)
+        result.timings["plan_ms"] = (planned - started) * 1000
+
+        sources = [s for s in config.sources if wanted(s, plan)]
+        found = self._search(plan, sources, result)
+        searched = time.perf_counter()
+        result.timings["search_ms"] = (searched - planned) * 1000
+
+        ranked = self._filter(found, config)
+        limits = Limits(
+            total_chars=config.max_chars,
+            section_chars={s: config.section_chars_for(s) for s in config.sources},
+            item_chars=config.item_chars,
+            total_tokens=config.max_tokens,
+            section_tokens={s: config.section_tokens_for(s) for s in config.sources},
+            tokenizer=config.tokenizer,
+        )
+        chosen = fit(ranked, config.sources, limits, header=config.header)
+        result.items = {s: [item for item, _ in parts] for s, parts in chosen.items() if parts}
+        result.text = render_block(chosen, config.sources, header=config.header)
+        result.timings["format_ms"] = (time.perf_counter() - searched) * 1000
+        result.timings["total_ms"] = (time.perf_counter() - started) * 1000
+        return result
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=self.config.max_workers, thread_name_prefix="remembrances-enrich"
+                )
+            return self._pool
+
+    def _search(
+        self, plan: EnrichmentPlan, sources: list[str], result: Enrichment
+    ) -> dict[str, list[ContextItem]]:
+        if not sources:
+            return {}
+        pool = self._executor()
+        futures: dict[str, Future[tuple[list[ContextItem], float]]] = {
+            source: pool.submit(_timed, SEARCHES[source], self.service, plan) for source in sources
+        }
+        wait(futures.values(), timeout=self.config.timeout)
+        found: dict[str, list[ContextItem]] = {}
+        for source, future in futures.items():
+            if not future.done():
+                future.cancel()
+                reason = f"timed out after {self.config.timeout:g} s"
+                log.warning("enrichment source %r dropped: %s", source, reason)
+                result.dropped[source] = reason
+                continue
+            error = future.exception()
+            if error is not None:
+                reason = f"{type(error).__name__}: {error}"
+                log.warning("enrichment source %r dropped: %s", source, reason)
+                result.dropped[source] = reason[:500]
+                continue
+            items, elapsed = future.result()
+            found[source] = items
+            result.timings[f"{source}_ms"] = elapsed
+        return found
+
+    @staticmethod
+    def _filter(
+        found: dict[str, list[ContextItem]], config: EnricherConfig
+    ) -> dict[str, list[ContextItem]]:
+        """Drop hits under the threshold, empty ones and duplicates; keep rank order."""
+        seen_keys: set[str] = set()
+        seen_texts: list[str] = []
+        ranked: dict[str, list[ContextItem]] = {}
+        for source in config.sources:
+            threshold = config.min_score_for(source)
+            kept = []
+            for item in found.get(source, []):
+                if not item.text.strip():
+                    continue
+                if item.score is not None and item.score < threshold:
+                    continue
+                normal = _SPACES.sub(" ", item.text).strip().lower()
+                if item.key in seen_keys or any(normal in t for t in seen_texts):
+                    continue
+                seen_keys.add(item.key)
+                seen_texts.append(normal)
+                kept.append(item)
+            ranked[source] = kept
+        return ranked
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pool is not None:
+                self._pool.shutdown(wait=False, cancel_futures=True)
+                self._pool = None
+
+
+def _timed(search: Any, service: Any, plan: EnrichmentPlan) -> tuple[list[ContextItem], float]:
+    started = time.perf_counter()
+    items = search(service, plan)
+    return items, (time.perf_counter() - started) * 1000

@@ -1,0 +1,336 @@
+"""The planner without a model: rules that keep what a search can use.
+
+A user's prompt is mostly request ("can you please explain...") and the search
+terms are a few identifiers, paths, quoted strings, error messages and nouns.
+Searching with the whole prompt lets the request words dominate BM25 and blur
+the query vector, so they are removed and the rest is routed per source:
+identifiers and paths to code, the topic to the KB and events, and any time
+phrase to the events window.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
+
+from ..fts_query import STOP_WORDS
+from .plan import MAX_QUERY_CHARS, EnrichmentPlan
+from .time_phrases import find_time_window
+
+#: Phrases that ask for something rather than say what it is about.
+REQUEST_PHRASES = [
+    r"please",
+    r"pls",
+    r"kindly",
+    r"(?:can|could|would|will)\s+(?:you|u)(?:\s+please)?",
+    r"(?:can|could|may|should)\s+i",
+    r"help\s+me(?:\s+(?:to|with|understand))?",
+    r"i\s+(?:want|need|have|would\s+like|'d\s+like|wanna)\s+to",
+    r"i'm\s+trying\s+to",
+    r"i\s+am\s+trying\s+to",
+    r"let's",
+    r"let\s+me\s+know",
+    r"tell\s+me(?:\s+about)?",
+    r"show\s+me",
+    r"give\s+me",
+    r"remind\s+me(?:\s+(?:of|about))?",
+    r"do\s+you\s+(?:remember|know)",
+    r"walk\s+me\s+through",
+    r"explain(?:\s+to\s+me)?",
+    r"describe",
+    r"summari[sz]e",
+    r"fix\s+(?:the|this|a|that)\s+(?:bug|issue|error|problem|crash)s?(?:\s+(?:in|with|of|on))?",
+    r"fix(?:es|ed|ing)?",
+    r"debug",
+    r"refactor",
+    r"implement",
+    r"write",
+    r"look\s+(?:at|into|up)",
+    r"find\s+out",
+    r"find",
+    r"check",
+    r"what(?:'s|\s+is|\s+are|\s+was|\s+were|\s+does|\s+do|\s+did)",
+    r"how(?:'s|\s+is|\s+are|\s+does|\s+do|\s+did|\s+can|\s+should|\s+to)",
+    r"why(?:'s|\s+is|\s+are|\s+does|\s+do|\s+did)",
+    r"where(?:'s|\s+is|\s+are|\s+does|\s+do|\s+did)",
+    r"when(?:'s|\s+is|\s+are|\s+does|\s+do|\s+did)",
+    r"which",
+    r"happened",
+    r"thanks",
+    r"thank\s+you",
+    r"hey",
+    r"hi",
+    r"hello",
+    r"ok(?:ay)?",
+    r"so",
+    r"just",
+    r"actually",
+    r"basically",
+]
+
+#: Words about the conversation or the kind of artefact, not its subject.
+META_WORDS = frozenset(
+    [
+        "code",
+        "codebase",
+        "repo",
+        "repository",
+        "function",
+        "functions",
+        "method",
+        "methods",
+        "file",
+        "files",
+        "class",
+        "classes",
+        "something",
+        "anything",
+        "stuff",
+        "thing",
+        "things",
+        "bit",
+        "part",
+        "question",
+        "answer",
+        "help",
+        "issue",
+        "bug",
+        "bugs",
+        "problem",
+        "problems",
+        "work",
+        "works",
+        "working",
+        "broken",
+        "wrong",
+        "happen",
+        "happens",
+        "happening",
+        "going",
+        "going",
+        "on",
+        "use",
+        "used",
+        "using",
+        "need",
+        "needs",
+        "get",
+        "got",
+        "make",
+        "made",
+        "see",
+        "look",
+        "know",
+        "think",
+        "want",
+        "like",
+        "also",
+        "maybe",
+        "really",
+        "please",
+        "thanks",
+        "me",
+        "my",
+        "mine",
+        "we",
+        "us",
+        "our",
+        "you",
+        "your",
+        "i",
+        "i'm",
+        "it's",
+        "its",
+        "that's",
+        "there's",
+        "again",
+        "still",
+        "already",
+        "ever",
+        "even",
+        "well",
+        "way",
+        "lot",
+        "lots",
+    ]
+)
+
+_REQUEST = re.compile(r"(?<![\w.])(?:" + "|".join(REQUEST_PHRASES) + r")(?![\w])", re.IGNORECASE)
+_QUOTED = re.compile(
+    r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|`([^`\n]{1,200})`|(?<![\w])'([^'\n]{2,200})'(?![\w])"
+)
+_ERROR = re.compile(
+    r"\b(?:[A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Fault)|Traceback|panic|segfault|"
+    r"E[A-Z]{3,}|HTTP\s+\d{3}|errno\s*\d+)\b(?::[ \t]*[^\n]{0,200}?(?=$|\n|(?<=[.!?])\s))?"
+)
+_EXTENSIONS = (
+    "py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|kts|swift|c|h|cc|cpp|hpp|cxx|cs|rb|php|sh|"
+    "bash|zsh|md|rst|txt|toml|yaml|yml|json|ini|cfg|sql|html|css|scss|vue|svelte|lock|env"
+)
+_PATH = re.compile(
+    r"(?<![\w/])(?:\.{0,2}/)?(?:[\w.@-]+[/\\])+[\w.@-]+|\b[\w-]+\.(?:" + _EXTENSIONS + r")\b"
+)
+_DOTTED = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\b(?:\(\))?")
+_SNAKE = re.compile(r"\b_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*\b")
+_CAMEL = re.compile(r"\b(?:[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[a-z]+[A-Z][A-Za-z0-9]*)\b")
+_ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{1,9}s?\b")
+_WITH_DIGIT = re.compile(r"\b[A-Za-z]+[-_]?\d+[A-Za-z0-9]*\b|\b\d{3,}\b")
+_HYPHENATED = re.compile(r"\b[a-z][a-z0-9]+(?:-[a-z0-9]+)+\b")
+_CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\(\)")
+_WORD = re.compile(r"[^\W_][\w'-]*", re.UNICODE)
+_AUXILIARIES = frozenset({"ca", "wo", "sha", "ai", "do", "does", "did", "is", "are"})
+_NOT_IDENTIFIERS = frozenset({"e.g", "i.e", "etc", "a.m", "p.m", "vs"})
+
+
+class HeuristicPlanner:
+    """Rules only: fast (well under a millisecond), deterministic, no network.
+
+    ``now`` and ``tz`` fix the clock and the time zone whose days "yesterday"
+    refers to (windows come out in UTC either way). Default per-source counts
+    are raised for the source a prompt points at: identifiers, paths and errors
+    ask for more code; a time phrase asks for more events.
+    """
+
+    name = "heuristic"
+
+    def __init__(
+        self,
+        *,
+        kb_limit: int = 4,
+        code_limit: int = 4,
+        events_limit: int = 4,
+        now: Callable[[], datetime] | None = None,
+        tz: tzinfo = UTC,
+    ) -> None:
+        self.kb_limit = kb_limit
+        self.code_limit = code_limit
+        self.events_limit = events_limit
+        self.now = now or (lambda: datetime.now(UTC))
+        self.tz = tz
+
+    def plan(self, prompt: str) -> EnrichmentPlan:
+        if not isinstance(prompt, str):
+            prompt = "" if prompt is None else str(prompt)
+        # Lone surrogates and control characters: never let them reach a query.
+        text = prompt.encode("utf-8", "replace").decode("utf-8")
+        text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", " ", text)[:20_000]
+
+        window, text = find_time_window(text, now=self.now(), tz=self.tz)
+
+        terms = _terms(text)
+        protected = [t for t in terms if t.kind != "word"]
+        words = [t.text for t in terms if t.kind == "word"]
+        everything = _unique([t.text for t in terms])
+        code_terms = _unique([t.text for t in protected])
+        has_code_signal = any(t.kind in ("path", "identifier", "error") for t in protected)
+
+        kb_query = " ".join(everything)
+        code_query = " ".join(code_terms) or " ".join(words)
+        events_query = " ".join(_unique([t.text for t in terms if t.kind != "path"])) or kb_query
+
+        kb_limit, code_limit, events_limit = self.kb_limit, self.code_limit, self.events_limit
+        if has_code_signal:
+            code_limit += 2
+        if window is not None:
+            events_limit += 4
+        return EnrichmentPlan(
+            kb_query=kb_query[:MAX_QUERY_CHARS],
+            code_query=code_query[:MAX_QUERY_CHARS],
+            events_query=events_query[:MAX_QUERY_CHARS],
+            events_since=window.since if window else None,
+            events_until=window.until if window else None,
+            kb_limit=kb_limit,
+            code_limit=code_limit,
+            events_limit=events_limit,
+            planner=self.name,
+            notes={"time_phrase": window.phrase} if window else {},
+        )
+
+
+@dataclass(frozen=True)
+class _Term:
+    start: int
+    end: int
+    text: str
+    kind: str  # quoted | error | path | identifier | technical | word
+
+
+def _terms(text: str) -> list[_Term]:
+    """Every search term of ``text`` in order; protected spans win over plain words."""
+    spans: list[_Term] = []
+    for match in _QUOTED.finditer(text):
+        value = next(g for g in match.groups() if g).strip()
+        spans.append(_Term(match.start(), match.end(), value, "quoted"))
+    for match in _ERROR.finditer(text):
+        spans.append(_Term(match.start(), match.end(), match.group(0).strip(), "error"))
+    for match in _PATH.finditer(text):
+        if _looks_like_path(match.group(0)):
+            spans.append(_Term(match.start(), match.end(), match.group(0), "path"))
+    for pattern in (_CALL, _DOTTED, _SNAKE, _CAMEL):
+        for match in pattern.finditer(text):
+            value = match.group(1) if pattern is _CALL else match.group(0).removesuffix("()")
+            if value.lower() not in _NOT_IDENTIFIERS:
+                spans.append(_Term(match.start(), match.end(), value, "identifier"))
+    for pattern in (_ACRONYM, _WITH_DIGIT, _HYPHENATED):
+        for match in pattern.finditer(text):
+            value = match.group(0)
+            if value.lower() in STOP_WORDS or value.upper() in {"I", "OK", "AM", "PM"}:
+                continue
+            spans.append(_Term(match.start(), match.end(), value, "technical"))
+    # Earlier, then longer, spans win; a span inside a kept one is dropped.
+    spans.sort(key=lambda t: (t.start, -(t.end - t.start)))
+    kept: list[_Term] = []
+    for span in spans:
+        if kept and span.start < kept[-1].end:
+            continue
+        kept.append(span)
+    terms = list(kept)
+    cursor = 0
+    for span in [*kept, _Term(len(text), len(text), "", "end")]:
+        gap = text[cursor : span.start]
+        stripped = _REQUEST.sub(lambda m: " " * len(m.group(0)), gap)
+        for match in _WORD.finditer(stripped):
+            word = match.group(0).strip("'-")
+            lower = word.lower()
+            stem = re.sub(r"(?:n't|'s|'re|'ll|'ve|'d|'m)$", "", lower)
+            if (
+                not word
+                or lower in STOP_WORDS
+                or lower in META_WORDS
+                or (
+                    stem != lower
+                    and (
+                        not stem or stem in STOP_WORDS or stem in META_WORDS or stem in _AUXILIARIES
+                    )
+                )
+            ):
+                continue
+            if len(word) == 1 and not word.isdigit():
+                continue
+            terms.append(_Term(cursor + match.start(), cursor + match.end(), word, "word"))
+        cursor = max(cursor, span.end)
+    terms.sort(key=lambda t: t.start)
+    return terms
+
+
+def _unique(values: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for value in values:
+        value = value.strip()
+        key = value.lower()
+        if value and key not in seen:
+            seen.add(key)
+            out.append(value)
+    return out
+
+
+def _looks_like_path(value: str) -> bool:
+    if value.startswith(("http://", "https://")) or "//" in value:
+        return False
+    # "and/or", "read/write": two plain words with a slash are not a path.
+    parts = re.split(r"[/\\]", value)
+    has_extension = re.search(r"\.(?:" + _EXTENSIONS + r")$", value) is not None
+    return has_extension or len(parts) >= 3 or value.startswith(("./", "../", "/", "~"))

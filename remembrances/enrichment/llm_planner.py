@@ -1,0 +1,110 @@
+"""The planner that asks a chat model, and falls back rather than fail.
+
+A model understands prompts the rules cannot ("that thing Bob broke before the
+demo"), but it is slow, can be down, and can answer with prose instead of JSON.
+So each model gets a deadline, its answer is validated against the plan schema,
+and any failure moves on: primary model, then fallback model, then the
+heuristic planner, which cannot fail. The plan says which one produced it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from datetime import UTC, datetime
+
+from .chat import ChatModel
+from .heuristic import HeuristicPlanner
+from .plan import MAX_SOURCE_LIMIT, PLAN_SCHEMA, EnrichmentPlan, QueryPlanner, plan_from_json
+
+log = logging.getLogger(__name__)
+
+#: The prompt sent to the model is cut to this many characters.
+MAX_PROMPT_CHARS = 8000
+
+SYSTEM_PROMPT = """\
+You plan memory searches for an AI assistant. Given the user's message, write the \
+search queries that would find helpful context in three stores:
+- kb: documents and notes. kb_query is a short semantic phrase of the topic.
+- code: an indexed codebase. code_query is identifiers (snake_case, CamelCase, \
+dotted.names), file paths, error messages and keywords, separated by spaces.
+- events: a log of past events. events_query is the topic; events_since and \
+events_until bound the time (ISO 8601 in UTC) when the message mentions a time \
+("yesterday", "last week"), else null.
+Leave out request words ("please", "can you", "explain", "fix"). Use "" for a \
+store that cannot help and 0 for its limit. Limits are 0 to {max_limit}.
+The current time is {now}.
+Answer with one JSON object only, matching this schema:
+{schema}"""
+
+
+class LLMPlanner:
+    """Plan with ``primary``; on error, timeout or invalid JSON try ``fallback``, then rules.
+
+    ``timeout`` is the deadline per model in seconds. The resulting plan's
+    ``planner`` is ``"llm:<model name>"`` or ``"heuristic (fallback)"``, and
+    ``notes["errors"]`` lists what went wrong with the models tried before it.
+    """
+
+    def __init__(
+        self,
+        primary: ChatModel,
+        fallback: ChatModel | None = None,
+        *,
+        timeout: float = 5.0,
+        heuristic: QueryPlanner | None = None,
+        now: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.primary = primary
+        self.fallback = fallback
+        self.timeout = timeout
+        self.heuristic = heuristic or HeuristicPlanner(now=now)
+        self.now = now or (lambda: datetime.now(UTC))
+        # Model calls run here so a client that ignores its timeout cannot hold the turn.
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="remembrances-plan")
+
+    @property
+    def name(self) -> str:
+        return f"llm:{self.primary.name}"
+
+    def plan(self, prompt: str) -> EnrichmentPlan:
+        text = prompt if isinstance(prompt, str) else str(prompt)
+        text = text.encode("utf-8", "replace").decode("utf-8")[:MAX_PROMPT_CHARS]
+        errors: list[str] = []
+        defaults = EnrichmentPlan()
+        for model in (self.primary, self.fallback):
+            if model is None:
+                continue
+            try:
+                answer = self._ask(model, text)
+                plan = plan_from_json(answer, planner=f"llm:{model.name}", defaults=defaults)
+                if errors:
+                    plan.notes["errors"] = list(errors)
+                return plan
+            except Exception as exc:  # any failure means: try the next planner
+                reason = f"{model.name}: {type(exc).__name__}: {exc}"
+                log.warning("LLM planner %s failed, falling back: %s", model.name, exc)
+                errors.append(reason[:500])
+        plan = self.heuristic.plan(text).with_planner("heuristic (fallback)")
+        plan.notes["errors"] = errors
+        return plan
+
+    def _ask(self, model: ChatModel, prompt: str) -> str:
+        system = SYSTEM_PROMPT.format(
+            max_limit=MAX_SOURCE_LIMIT,
+            now=self.now().astimezone(UTC).isoformat(timespec="seconds"),
+            schema=json.dumps(PLAN_SCHEMA),
+        )
+        future = self._pool.submit(model.complete, system, prompt, timeout=self.timeout)
+        try:
+            # A little slack over the client's own timeout, so its error wins when it has one.
+            return future.result(timeout=self.timeout + 0.5)
+        except FutureTimeout as exc:
+            future.cancel()
+            raise TimeoutError(f"no answer within {self.timeout:g} s") from exc
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)

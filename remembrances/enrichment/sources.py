@@ -1,0 +1,211 @@
+"""Running one planned search per domain layer and reading its hits as context items.
+
+The enricher depends on the layers' documented search methods only
+(``kb.search``, ``events.search``, ``code.search``) and reads their hits through
+the small adapters below, which look for a field under the names the layers are
+likely to use (attribute or mapping key, then the hit's ``metadata``). A layer
+that renames a field then loses an origin label, not the whole turn.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from .plan import EnrichmentPlan
+
+SECTION_TITLES = {"kb": "Knowledge base", "events": "Events", "code": "Code"}
+
+
+@dataclass(frozen=True)
+class ContextItem:
+    """One piece of memory to show, with where it came from.
+
+    ``score`` is the layer's normalised score (None when the layer listed items
+    without a query, e.g. events in a time window). ``key`` identifies the
+    underlying record for de-duplication.
+    """
+
+    source: str
+    origin: str
+    text: str
+    score: float | None
+    key: str
+    language: str | None = None
+
+
+def field_of(hit: Any, *names: str) -> Any:
+    """The first of ``names`` that ``hit`` has (attribute, key, or metadata entry)."""
+    for container in _containers(hit):
+        for name in names:
+            if isinstance(container, Mapping):
+                value = container.get(name)
+            else:
+                value = getattr(container, name, None)
+            if value is not None and not callable(value):
+                return value
+    return None
+
+
+def _containers(hit: Any) -> list[Any]:
+    found = [hit]
+    for nested in ("chunk", "result", "hit", "document", "event", "symbol"):
+        inner = hit.get(nested) if isinstance(hit, Mapping) else getattr(hit, nested, None)
+        if inner is not None and not isinstance(inner, str | int | float):
+            found.append(inner)
+    for container in list(found):
+        meta = (
+            container.get("metadata")
+            if isinstance(container, Mapping)
+            else getattr(container, "metadata", None)
+        )
+        if isinstance(meta, Mapping):
+            found.append(meta)
+    return found
+
+
+def score_of(hit: Any) -> float | None:
+    value = field_of(hit, "score", "relevance", "similarity")
+    try:
+        score = float(value)
+    except (TypeError, ValueError):
+        return None
+    return score if score == score else None  # NaN counts as unscored
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value).encode("utf-8", "replace").decode("utf-8")
+
+
+def _heading(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, Sequence):
+        return " › ".join(_text(v).strip() for v in value if _text(v).strip())
+    return _text(value)
+
+
+def format_time(value: Any) -> str:
+    """An event time as ``YYYY-MM-DD HH:MM UTC`` (accepts datetime, epoch or ISO text)."""
+    moment: datetime | None = None
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo else value.replace(tzinfo=UTC)
+    elif isinstance(value, int | float) and not isinstance(value, bool) and value == value:
+        try:
+            moment = datetime.fromtimestamp(float(value), UTC)
+        except (OverflowError, OSError, ValueError):
+            return ""
+    elif isinstance(value, str) and value.strip():
+        try:
+            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return value.strip()
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+    if moment is None:
+        return ""
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def kb_item(hit: Any) -> ContextItem:
+    document = _text(field_of(hit, "title", "source", "document_id", "doc_id", "path", "id"))
+    source = _text(field_of(hit, "source", "path", "document_id", "doc_id"))
+    heading = _heading(field_of(hit, "heading_path", "headings", "heading", "section"))
+    origin = " › ".join(p for p in (document, heading) if p) or "document"
+    if source and source != document:
+        origin = f"{origin} ({source})"
+    text = _text(field_of(hit, "text", "content", "body"))
+    key = _text(field_of(hit, "chunk_id", "id")) or f"{source}#{text[:80]}"
+    return ContextItem("kb", origin, text, score_of(hit), f"kb:{source}:{key}")
+
+
+def event_item(hit: Any) -> ContextItem:
+    subject = _text(field_of(hit, "subject", "topic", "source")) or "event"
+    when = format_time(field_of(hit, "occurred_at", "ts", "timestamp", "time", "created_at"))
+    origin = f"{subject} · {when}" if when else subject
+    text = _text(field_of(hit, "content", "text", "body"))
+    key = _text(field_of(hit, "event_id", "id")) or f"{subject}#{when}#{text[:80]}"
+    return ContextItem("events", origin, text, score_of(hit), f"events:{key}")
+
+
+def code_item(hit: Any) -> ContextItem:
+    path = _text(field_of(hit, "path", "file", "file_path", "relative_path", "source"))
+    start = field_of(hit, "start_line", "line_start", "line")
+    end = field_of(hit, "end_line", "line_end")
+    lines = ""
+    if isinstance(start, int):
+        lines = f":{start}" if not isinstance(end, int) or end == start else f":{start}-{end}"
+    name = _text(field_of(hit, "qualified_name", "qualname", "name", "symbol"))
+    kind = _text(field_of(hit, "kind", "symbol_kind"))
+    project = _text(field_of(hit, "project", "project_name"))
+    origin = f"{path}{lines}" if path else "code"
+    if name:
+        origin += f" {name}" + (f" ({kind})" if kind else "")
+    if project:
+        origin = f"[{project}] {origin}"
+    text = _text(field_of(hit, "code", "text", "content"))
+    language = field_of(hit, "language", "lang")
+    key = f"{project}:{path}{lines}:{name}" if path or name else _text(field_of(hit, "id"))
+    return ContextItem(
+        "code",
+        origin,
+        text,
+        score_of(hit),
+        f"code:{key}",
+        language=_language(language),
+    )
+
+
+def _language(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    cleaned = re.sub(r"[^a-z0-9+#_-]", "", value.lower())
+    return cleaned or None
+
+
+SourceSearch = Callable[[Any, EnrichmentPlan], list[ContextItem]]
+
+
+def search_kb(service: Any, plan: EnrichmentPlan) -> list[ContextItem]:
+    hits = service.kb.search(plan.kb_query, limit=plan.kb_limit)
+    return [kb_item(h) for h in hits]
+
+
+def search_events(service: Any, plan: EnrichmentPlan) -> list[ContextItem]:
+    hits = service.events.search(
+        plan.events_query or None,
+        since=plan.events_since,
+        until=plan.events_until,
+        limit=plan.events_limit,
+    )
+    return [event_item(h) for h in hits]
+
+
+def search_code(service: Any, plan: EnrichmentPlan) -> list[ContextItem]:
+    hits = service.code.search(plan.code_query, limit=plan.code_limit)
+    return [code_item(h) for h in hits]
+
+
+SEARCHES: dict[str, SourceSearch] = {
+    "kb": search_kb,
+    "events": search_events,
+    "code": search_code,
+}
+
+
+def wanted(source: str, plan: EnrichmentPlan) -> bool:
+    """Whether the plan asks anything of ``source`` (events may ask by time alone)."""
+    if plan.limit(source) <= 0:
+        return False
+    if source == "events":
+        return bool(plan.events_query) or plan.has_time_window
+    return bool(plan.query(source))

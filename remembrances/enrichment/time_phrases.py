@@ -1,0 +1,203 @@
+"""Time phrases in a prompt ("yesterday", "since Monday", "last 3 days") as a UTC window.
+
+Day boundaries are taken in the planner's time zone (UTC unless told otherwise)
+and the window is returned in UTC, because events are stored and compared in UTC.
+Windows err on the wide side: "last week" starts at the previous week's Monday and
+runs until now, so an event is not lost to an argument about what the phrase means.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
+
+_DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_UNITS = {
+    "minute": timedelta(minutes=1),
+    "min": timedelta(minutes=1),
+    "hour": timedelta(hours=1),
+    "hr": timedelta(hours=1),
+    "day": timedelta(days=1),
+    "week": timedelta(weeks=1),
+    "month": timedelta(days=30),
+    "year": timedelta(days=365),
+}
+_NUMBER_WORDS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "twelve": 12,
+    "couple of": 2,
+    "few": 3,
+}
+_N = r"(\d{1,4}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|couple of|few)"
+_UNIT = r"(minute|min|hour|hr|day|week|month|year)s?"
+_DAY = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_ISO_DATE = r"(\d{4}-\d{2}-\d{2})"
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    since: datetime | None
+    until: datetime | None
+    phrase: str
+
+
+def _pattern(text: str) -> re.Pattern[str]:
+    return re.compile(r"\b" + text + r"\b", re.IGNORECASE)
+
+
+# Order matters: longer, more specific phrases first.
+_RULES: list[tuple[str, re.Pattern[str]]] = [
+    (
+        "last_n",
+        _pattern(
+            rf"(?:in\s+|over\s+|during\s+|within\s+)?(?:the\s+)?(?:last|past|previous)\s+{_N}\s+{_UNIT}"
+        ),
+    ),
+    ("ago", _pattern(rf"{_N}\s+{_UNIT}\s+ago")),
+    ("since_day", _pattern(rf"since\s+(?:last\s+)?{_DAY}")),
+    ("since_date", _pattern(rf"since\s+{_ISO_DATE}")),
+    ("since_yesterday", _pattern(r"since\s+yesterday")),
+    ("on_date", _pattern(rf"(?:on\s+)?{_ISO_DATE}")),
+    ("part_of_today", _pattern(r"(?:earlier\s+)?this\s+(morning|afternoon|evening)|tonight")),
+    ("last_night", _pattern(r"last\s+night")),
+    (
+        "yesterday",
+        _pattern(
+            r"(?:the\s+day\s+before\s+yesterday|yesterday(?:\s+(?:morning|afternoon|evening))?)"
+        ),
+    ),
+    ("today", _pattern(r"(?:earlier\s+)?today")),
+    ("this_unit", _pattern(r"(?:earlier\s+)?this\s+(week|month|year)")),
+    (
+        "last_unit",
+        _pattern(
+            r"(?:in\s+|during\s+|over\s+)?(?:the\s+)?(?:last|past|previous)\s+(hour|day|week|month|year)"
+        ),
+    ),
+    ("on_day", _pattern(rf"(?:on\s+|last\s+)?{_DAY}")),
+    ("recently", _pattern(r"recently|lately|just now")),
+]
+
+
+def find_time_window(
+    prompt: str, *, now: datetime | None = None, tz: tzinfo = UTC
+) -> tuple[TimeWindow | None, str]:
+    """The first time phrase in ``prompt`` as a window, and the prompt without it."""
+    current = (now or datetime.now(UTC)).astimezone(tz)
+    for rule, pattern in _RULES:
+        match = pattern.search(prompt)
+        if match is None:
+            continue
+        window = _window(rule, match, current, tz)
+        if window is None:
+            continue
+        since, until = window
+        rest = (prompt[: match.start()] + " " + prompt[match.end() :]).strip()
+        return (
+            TimeWindow(
+                None if since is None else since.astimezone(UTC),
+                None if until is None else until.astimezone(UTC),
+                match.group(0),
+            ),
+            rest,
+        )
+    return None, prompt
+
+
+def _midnight(day: date, tz: tzinfo) -> datetime:
+    return datetime.combine(day, time(0), tzinfo=tz)
+
+
+def _count(word: str) -> int:
+    word = " ".join(word.lower().split())
+    return int(word) if word.isdigit() else _NUMBER_WORDS[word]
+
+
+def _last_weekday(today: date, name: str) -> date:
+    """The most recent ``name`` day, today included."""
+    back = (today.weekday() - _DAYS.index(name.lower())) % 7
+    return today - timedelta(days=back)
+
+
+def _window(
+    rule: str, match: re.Match[str], now: datetime, tz: tzinfo
+) -> tuple[datetime | None, datetime | None] | None:
+    today = now.date()
+    start_of_today = _midnight(today, tz)
+    if rule == "last_n":
+        span = _count(match.group(1)) * _UNITS[match.group(2).lower()]
+        return now - span, now
+    if rule == "ago":
+        span = _count(match.group(1)) * _UNITS[match.group(2).lower()]
+        unit = _UNITS[match.group(2).lower()]
+        # "3 days ago" is a point in time; a window one unit wide each side holds it.
+        return now - span - unit, now - span + unit
+    if rule == "since_day":
+        return _midnight(_last_weekday(today, match.group(1)), tz), now
+    if rule in ("since_date", "on_date"):
+        try:
+            day = date.fromisoformat(match.group(1))
+        except ValueError:
+            return None
+        if rule == "since_date":
+            return _midnight(day, tz), now
+        return _midnight(day, tz), _midnight(day + timedelta(days=1), tz)
+    if rule == "since_yesterday":
+        return _midnight(today - timedelta(days=1), tz), now
+    if rule == "part_of_today":
+        part = (match.group(1) or "evening").lower()
+        starts = {"morning": 0, "afternoon": 12, "evening": 17}
+        return start_of_today + timedelta(hours=starts[part]), now
+    if rule == "last_night":
+        return start_of_today - timedelta(hours=7), start_of_today + timedelta(hours=6)
+    if rule == "yesterday":
+        if match.group(0).lower().startswith("the day before"):
+            day = today - timedelta(days=2)
+            return _midnight(day, tz), _midnight(day + timedelta(days=1), tz)
+        return start_of_today - timedelta(days=1), start_of_today
+    if rule == "today":
+        return start_of_today, now
+    if rule == "this_unit":
+        period = match.group(1).lower()
+        if period == "week":
+            return _midnight(today - timedelta(days=today.weekday()), tz), now
+        if period == "month":
+            return _midnight(today.replace(day=1), tz), now
+        return _midnight(today.replace(month=1, day=1), tz), now
+    if rule == "last_unit":
+        period = match.group(1).lower()
+        if period == "hour":
+            return now - timedelta(hours=1), now
+        if period == "day":
+            return now - timedelta(days=1), now
+        if period == "week":
+            monday = today - timedelta(days=today.weekday() + 7)
+            return _midnight(monday, tz), now
+        if period == "month":
+            first = (today.replace(day=1) - timedelta(days=1)).replace(day=1)
+            return _midnight(first, tz), now
+        return _midnight(date(today.year - 1, 1, 1), tz), now
+    if rule == "on_day":
+        text = match.group(0).lower()
+        day = _last_weekday(today, match.group(1))
+        if text.startswith("last") and day == today:
+            day -= timedelta(days=7)
+        if day == today and not text.startswith(("on", "last")):
+            # A bare "Friday" said on a Friday more likely means last week's.
+            day -= timedelta(days=7)
+        return _midnight(day, tz), _midnight(day + timedelta(days=1), tz)
+    if rule == "recently":
+        return now - timedelta(days=7), now
+    return None
