@@ -11,11 +11,16 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import apsw
 import sqlite_vec
 
 from .errors import ReadOnlyError, RemembrancesError
+
+#: An apsw connection, typed loosely: apsw types every value as the union of SQLite
+#: types, and our SQL knows what each column holds.
+Connection = Any
 
 #: How long a writer waits for another process's write lock before giving up.
 BUSY_TIMEOUT_MS = 30_000
@@ -78,7 +83,7 @@ class Database:
             self.conn.close()
 
     @contextlib.contextmanager
-    def write(self) -> Iterator[apsw.Connection]:
+    def write(self) -> Iterator[Connection]:
         """A write transaction; nested calls join the outer one."""
         if self.read_only:
             raise ReadOnlyError(f"{self.path!r} was opened read-only; open it without read_only")
@@ -110,7 +115,7 @@ class Database:
                 raise
 
     @contextlib.contextmanager
-    def read(self) -> Iterator[apsw.Connection]:
+    def read(self) -> Iterator[Connection]:
         """A read snapshot: every statement inside sees the same committed state."""
         with self.lock:
             if self._depth or not self.conn.get_autocommit():

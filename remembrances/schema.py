@@ -9,8 +9,7 @@ cannot both apply them. The schema as built is documented in docs/storage.md.
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import apsw
+from typing import Any
 
 from .errors import SchemaVersionError
 
@@ -116,7 +115,7 @@ def vec0_script(dim: int) -> str:
     """
 
 
-def migrate(conn: apsw.Connection, layer: str, migrations: Sequence[str]) -> int:
+def migrate(conn: Any, layer: str, migrations: Sequence[str]) -> int:
     """Apply the missing migrations of ``layer``; the caller holds a write transaction."""
     conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     key = f"schema:{layer}"

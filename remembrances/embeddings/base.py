@@ -67,7 +67,8 @@ def as_matrix(vectors: Any, *, count: int, dim: int, who: str = "embedder") -> V
 
 def as_vector(vector: Any, *, dim: int, who: str = "embedder") -> Vectors:
     """Check one query vector; see :func:`as_matrix`."""
-    return as_matrix(vector, count=1, dim=dim, who=who)[0]
+    row: Vectors = as_matrix(vector, count=1, dim=dim, who=who)[0]
+    return row
 
 
 def to_blob(vector: Vectors) -> bytes:

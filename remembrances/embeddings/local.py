@@ -70,7 +70,9 @@ class LocalEmbedder:
                 return
             try:
                 import onnxruntime as ort
-                from tokenizers.implementations import BertWordPieceTokenizer
+                from tokenizers.implementations import (  # type: ignore[attr-defined]
+                    BertWordPieceTokenizer,
+                )
             except ImportError as exc:
                 raise EmbedderUnavailableError(
                     f"the local embedder needs onnxruntime and tokenizers; run: {INSTALL_HINT}"
@@ -110,7 +112,8 @@ class LocalEmbedder:
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-        return (pooled / norms).astype(np.float32)
+        vectors: Vectors = (pooled / norms).astype(np.float32)
+        return vectors
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         self.load()
@@ -126,4 +129,5 @@ class LocalEmbedder:
 
     def embed_query(self, text: str) -> Vectors:
         self.load()
-        return self._encode([text])[0]
+        vector: Vectors = self._encode([text])[0]
+        return vector
