@@ -5,7 +5,7 @@ Each command is a few lines over one public API call; the logic lives in the lib
 
 from __future__ import annotations
 
-from . import memory, serve  # noqa: F401  (registering the commands)
+from . import code, evaluation, events, kb, maintenance, memory, serve  # noqa: F401
 from .app import cli
 
 

@@ -1,0 +1,172 @@
+"""``code``: repositories indexed by symbol, searchable by words and names."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.tree import Tree
+
+from .app import State, cli, json_option, pass_state
+from .options import progress_for
+from .render import first, hits_view, record, records
+
+
+@cli.group(epilog="Example:  remembrances code index . && remembrances code search 'retry uploads'")
+def code() -> None:
+    """Code: index repositories, search, find symbols, outlines, references."""
+
+
+@code.command(epilog="Example:  remembrances code index ~/src/app --project app --language python")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--project", default=None, help="Project name [default: the directory name].")
+@click.option("--language", "languages", multiple=True, help="Only these languages.")
+@json_option
+@pass_state
+def index(state: State, path: Path, project: str | None, languages: tuple[str, ...]) -> None:
+    """Index (or incrementally re-index) a repository."""
+    indexer = state.service(create=True).code
+    with progress_for(state.out, f"indexing {path}", indexer.index) as hook:
+        report = indexer.index(path, project=project, languages=list(languages) or None, **hook)
+    data = record(report)
+    shown = {k: len(v) if isinstance(v, list | dict) else v for k, v in data.items()}
+    state.out.emit(data, state.out.mapping(shown, title=f"indexed {path}"))
+
+
+@code.command(epilog="Example:  remembrances code search 'where do we retry failed uploads' -n 5")
+@click.argument("query")
+@click.option("--project", default=None)
+@click.option("-n", "--limit", default=10, show_default=True)
+@click.option("--language", "languages", multiple=True)
+@click.option("--kind", "kinds", multiple=True, help="function, method, class...")
+@click.option("--path", default=None, help="Only files under this relative path.")
+@json_option
+@pass_state
+def search(
+    state: State,
+    query: str,
+    project: str | None,
+    limit: int,
+    languages: tuple[str, ...],
+    kinds: tuple[str, ...],
+    path: str | None,
+) -> None:
+    """Search code by plain words or identifiers; hits show file:lines and highlighted code."""
+    hits = state.service().code.search(
+        query,
+        project=project,
+        limit=limit,
+        languages=list(languages) or None,
+        kinds=list(kinds) or None,
+        path=path,
+    )
+    data = records(hits)
+    state.out.emit(data, hits_view(state.out, data))
+
+
+@code.command(epilog="Example:  remembrances code symbol Session.send --kind method")
+@click.argument("name")
+@click.option("--project", default=None)
+@click.option("--kind", default=None)
+@json_option
+@pass_state
+def symbol(state: State, name: str, project: str | None, kind: str | None) -> None:
+    """Find a symbol by name or qualified name."""
+    data = records(state.service().code.find_symbol(name, project=project, kind=kind))
+    state.out.emit(data, hits_view(state.out, data))
+
+
+def _tree(node: Tree, items: Any) -> Tree:
+    for item in items or []:
+        data = record(item)
+        label = (
+            f"[magenta]{data.get('kind', '')}[/] {first(data, 'qualified_name', 'name')} "
+            f"[dim]{first(data, 'start_line', default='')}-{first(data, 'end_line', default='')}[/]"
+        )
+        _tree(node.add(label), data.get("children"))
+    return node
+
+
+@code.command(epilog="Example:  remembrances code outline src/app/upload.py --project app")
+@click.argument("file")
+@click.option("--project", default=None)
+@json_option
+@pass_state
+def outline(state: State, file: str, project: str | None) -> None:
+    """Show the nested symbols of one indexed file."""
+    symbols = state.service().code.outline(file, project=project)
+    data = records(symbols)
+    state.out.emit(data, _tree(Tree(file), symbols))
+
+
+@code.command(epilog="Example:  remembrances code refs upload_file --project app")
+@click.argument("name")
+@click.option("--project", default=None)
+@json_option
+@pass_state
+def refs(state: State, name: str, project: str | None) -> None:
+    """Where an identifier occurs (found by the parser, not by substring)."""
+    data = records(state.service().code.references(name, project=project))
+    rows = [
+        (
+            first(d, "path", "file"),
+            first(d, "line", "start_line"),
+            first(d, "text", "context", default=""),
+        )
+        for d in data
+    ]
+    state.out.emit(data, state.out.table(("file", "line", "context"), rows))
+
+
+@code.command(epilog="Example:  remembrances code projects --json")
+@json_option
+@pass_state
+def projects(state: State) -> None:
+    """Indexed projects with their roots and counts."""
+    data = records(state.service().code.projects())
+    columns = sorted({k for d in data for k in d}, key=lambda k: (k != "name", k != "root", k))
+    rows = [[d.get(c) for c in columns] for d in data]
+    state.out.emit(data, state.out.table(columns or ("name",), rows))
+
+
+@code.command(epilog="Example:  remembrances code rm app")
+@click.argument("project")
+@json_option
+@pass_state
+def rm(state: State, project: str) -> None:
+    """Remove a project with its files, symbols and chunks."""
+    removed = state.service().code.remove(project)
+    state.out.emit(
+        {"project": project, "removed": record(removed) if removed else removed},
+        f"removed project {project}",
+    )
+
+
+@code.command(epilog="Example:  remembrances code watch . --interval 5")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--project", default=None)
+@click.option("--interval", type=click.FloatRange(min=0.2), default=2.0, show_default=True)
+@click.option("--once", is_flag=True, hidden=True, help="One pass, then exit (for tests).")
+@pass_state
+def watch(state: State, path: Path, project: str | None, interval: float, once: bool) -> None:
+    """Keep a repository's index current until Ctrl-C (only changed files are re-indexed)."""
+    indexer = state.service(create=True).code
+    state.out.err.print(f"watching {path} (Ctrl-C to stop)")
+    try:
+        while True:
+            data = record(indexer.index(path, project=project))
+            changed = {k: data[k] for k in ("indexed", "removed") if data.get(k)}
+            if changed:
+                state.out.note(
+                    ", ".join(
+                        f"{k}: {v if not isinstance(v, list) else len(v)}"
+                        for k, v in changed.items()
+                    )
+                )
+            if once:
+                return
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        state.out.err.print("stopped")

@@ -1,0 +1,154 @@
+"""``events``: the temporal log of things that happened."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .app import State, cli, json_option, pass_state
+from .options import meta_option, parse_metadata
+from .output import snippet, when
+from .render import first, record, records
+
+
+@cli.group(
+    epilog="Example:  remembrances events log 'Deployed v2.3 to prod' --subject deploys "
+    "&& remembrances events search deploy --last 7d"
+)
+def events() -> None:
+    """Events: log, search, list, remove, prune, subjects."""
+
+
+def _rows(items: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    rows = []
+    for e in items:
+        at = first(e, "at", "happened_at", "ts")
+        shown = when(at) if isinstance(at, int | float) else (at or "-")
+        score = e.get("score")
+        rows.append(
+            (
+                first(e, "id", "event_id", default=""),
+                shown,
+                e.get("subject") or "",
+                snippet(str(first(e, "content", "text", default="")), 160),
+                "" if score is None else f"{score:.3f}",
+            )
+        )
+    return rows
+
+
+COLUMNS = ("id", "at", "subject", "content", "score")
+
+
+@events.command(
+    epilog="Example:  remembrances events log 'Alice fixed the upload retry bug' "
+    "--subject uploads --at 2026-11-20T15:00:00+01:00"
+)
+@click.argument("content")
+@click.option("--subject", default="", help="What it is about.")
+@click.option("--at", default=None, help="When it happened (ISO 8601) [default: now].")
+@meta_option
+@json_option
+@pass_state
+def log(state: State, content: str, subject: str, at: str | None, meta: tuple[str, ...]) -> None:
+    """Record an event (the same subject, content and time are stored once)."""
+    event = state.service(create=True).events.log(
+        content, subject=subject, at=at, metadata=parse_metadata(meta)
+    )
+    data = record(event)
+    state.out.emit(data, state.out.table(COLUMNS, _rows([data]), title="logged"))
+
+
+def _window_options(fn: Any) -> Any:
+    for option in reversed(
+        (
+            click.option("--subject", default=None, help="Only this subject."),
+            click.option("--since", default=None, help="ISO time; events at or after it."),
+            click.option("--until", default=None, help="ISO time; events at or before it."),
+            click.option("--last", default=None, help="A window: 30m, 12h, 7d, 4w."),
+            click.option("-n", "--limit", default=10, show_default=True),
+        )
+    ):
+        fn = option(fn)
+    return fn
+
+
+@events.command(epilog="Example:  remembrances events search 'upload failures' --last 7d")
+@click.argument("query", required=False)
+@_window_options
+@click.option("--recency", default=None, help="Weight recent events: a half-life such as 3d.")
+@json_option
+@pass_state
+def search(
+    state: State,
+    query: str | None,
+    subject: str | None,
+    since: str | None,
+    until: str | None,
+    last: str | None,
+    limit: int,
+    recency: str | None,
+) -> None:
+    """Search events by text and meaning within a time window (no QUERY: newest first)."""
+    kwargs = {} if recency is None else {"recency": recency}
+    hits = state.service().events.search(
+        query, subject=subject, since=since, until=until, last=last, limit=limit, **kwargs
+    )
+    data = records(hits)
+    state.out.emit(data, state.out.table(COLUMNS, _rows(data)))
+
+
+@events.command("list", epilog="Example:  remembrances events list --subject deploys -n 20")
+@_window_options
+@json_option
+@pass_state
+def list_(
+    state: State,
+    subject: str | None,
+    since: str | None,
+    until: str | None,
+    last: str | None,
+    limit: int,
+) -> None:
+    """List events, newest first."""
+    items = state.service().events.list(
+        subject=subject, since=since, until=until, last=last, limit=limit
+    )
+    data = records(items)
+    state.out.emit(data, state.out.table(COLUMNS, _rows(data)))
+
+
+@events.command(epilog="Example:  remembrances events rm 42 43")
+@click.argument("ids", nargs=-1, required=True, type=int)
+@json_option
+@pass_state
+def rm(state: State, ids: tuple[int, ...]) -> None:
+    """Remove events by id (ids are shown by list and search)."""
+    log_ = state.service().events
+    deleted = sum(int(bool(log_.delete(i))) for i in ids)
+    state.out.emit({"deleted": deleted}, f"removed {deleted} event(s)")
+
+
+@events.command(epilog="Example:  remembrances events prune --older-than 90d")
+@click.option("--older-than", required=True, help="Age such as 90d or 12w, or an ISO time.")
+@json_option
+@pass_state
+def prune(state: State, older_than: str) -> None:
+    """Delete events that happened before a cut-off (retention)."""
+    deleted = state.service().events.prune(older_than=older_than)
+    state.out.emit({"deleted": deleted}, f"pruned {deleted} event(s)")
+
+
+@events.command(epilog="Example:  remembrances events subjects --json")
+@json_option
+@pass_state
+def subjects(state: State) -> None:
+    """Distinct subjects with how many events each has."""
+    found = state.service().events.subjects()
+    counts = (
+        dict(found)
+        if not isinstance(found, list)
+        else {str(first(record(s), "subject", default=s)): first(record(s), "count") for s in found}
+    )
+    state.out.emit(counts, state.out.table(("subject", "events"), list(counts.items())))

@@ -1,0 +1,181 @@
+"""``kb``: documents in the knowledge base."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from .app import State, cli, json_option, pass_state
+from .options import meta_option, parse_metadata, progress_for
+from .render import hits_view, record, records
+
+MODES = click.Choice(["hybrid", "vector", "text"])
+
+
+@cli.group(
+    epilog="Example:  remembrances kb ingest docs/ && remembrances kb search 'install on linux'"
+)
+def kb() -> None:
+    """Documents: add, ingest folders, search, get, remove, list, watch."""
+
+
+@kb.command(
+    epilog="Examples:\n\n  remembrances kb add notes/deploy.md\n\n"
+    "  echo 'The VPN needs MFA.' | remembrances kb add - --source it/vpn --title VPN"
+)
+@click.argument("file", type=click.Path(allow_dash=True, dir_okay=False, path_type=Path))
+@click.option("--source", default=None, help="Stable name for the document [default: FILE].")
+@click.option("--title", default=None)
+@click.option("--collection", default="default", show_default=True)
+@meta_option
+@json_option
+@pass_state
+def add(
+    state: State,
+    file: Path,
+    source: str | None,
+    title: str | None,
+    collection: str,
+    meta: tuple[str, ...],
+) -> None:
+    """Add FILE (or - for stdin) as one document, replacing an earlier version."""
+    if str(file) == "-":
+        if source is None:
+            raise click.UsageError("--source is required when reading from stdin")
+        text = sys.stdin.read()
+    else:
+        text = file.read_text(encoding="utf-8")
+    report = state.service(create=True).kb.add(
+        text,
+        source=source or str(file),
+        title=title,
+        metadata=parse_metadata(meta),
+        collection=collection,
+    )
+    data = record(report)
+    state.out.emit(
+        data,
+        f"{data.get('status', 'stored')}: {data.get('source')} ({data.get('chunks', '?')} chunks)",
+    )
+
+
+@kb.command(epilog="Example:  remembrances kb ingest ~/notes --collection notes --pattern '*.md'")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--collection", default="default", show_default=True)
+@click.option("--pattern", "patterns", multiple=True, help="Only files matching (repeatable).")
+@json_option
+@pass_state
+def ingest(state: State, path: Path, collection: str, patterns: tuple[str, ...]) -> None:
+    """Ingest a file or directory tree; unchanged files are skipped, deleted ones removed."""
+    knowledge = state.service(create=True).kb
+    with progress_for(state.out, f"ingesting {path}", knowledge.ingest) as hook:
+        report = knowledge.ingest(
+            path, collection=collection, patterns=list(patterns) or None, **hook
+        )
+    data = record(report)
+    state.out.emit(data, state.out.mapping(_counts(data), title=f"ingested {path}"))
+    if not state.out.as_json:
+        for skipped in data.get("skipped") or []:
+            state.out.note(f"skipped {skipped['path']}: {skipped['reason']}")
+
+
+def _counts(data: dict[str, object]) -> dict[str, object]:
+    """Lists of paths shown as counts in the summary table."""
+    return {k: len(v) if isinstance(v, list) else v for k, v in data.items()}
+
+
+@kb.command(epilog="Example:  remembrances kb search 'how do I rotate the API key?' -n 3")
+@click.argument("query")
+@click.option("-n", "--limit", default=5, show_default=True)
+@click.option("--collection", default=None)
+@click.option("--min-score", type=float, default=None)
+@click.option("--mode", type=MODES, default="hybrid", show_default=True)
+@json_option
+@pass_state
+def search(
+    state: State, query: str, limit: int, collection: str | None, min_score: float | None, mode: str
+) -> None:
+    """Search documents by meaning and keywords."""
+    hits = state.service().kb.search(
+        query, limit=limit, collection=collection, min_score=min_score, mode=mode
+    )
+    data = records(hits)
+    state.out.emit(data, hits_view(state.out, data))
+
+
+@kb.command(epilog="Example:  remembrances kb get notes/deploy.md")
+@click.argument("source")
+@click.option("--collection", default=None)
+@json_option
+@pass_state
+def get(state: State, source: str, collection: str | None) -> None:
+    """Print a stored document's text (--json: with its metadata)."""
+    kwargs = {} if collection is None else {"collection": collection}
+    data = record(state.service().kb.get(source, **kwargs))
+    if state.out.as_json:
+        state.out.json(data)
+    else:
+        click.echo(data.get("text") or "")
+
+
+@kb.command(epilog="Example:  remembrances kb rm notes/old.md")
+@click.argument("source")
+@click.option("--collection", default=None)
+@json_option
+@pass_state
+def rm(state: State, source: str, collection: str | None) -> None:
+    """Remove a document."""
+    kwargs = {} if collection is None else {"collection": collection}
+    deleted = state.service().kb.delete(source, **kwargs)
+    state.out.emit({"source": source, "deleted": deleted}, f"removed {source}")
+
+
+@kb.command("list", epilog="Example:  remembrances kb list --collection notes")
+@click.option("--collection", default=None)
+@json_option
+@pass_state
+def list_(state: State, collection: str | None) -> None:
+    """List stored documents."""
+    kwargs = {} if collection is None else {"collection": collection}
+    docs = records(state.service().kb.list(**kwargs))
+    rows = [
+        (
+            d.get("source"),
+            d.get("collection"),
+            d.get("title") or "",
+            d.get("chunks"),
+            d.get("chars"),
+        )
+        for d in docs
+    ]
+    state.out.emit(
+        docs, state.out.table(("source", "collection", "title", "chunks", "chars"), rows)
+    )
+
+
+@kb.command(epilog="Example:  remembrances kb watch ~/notes --interval 5")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--collection", default="default", show_default=True)
+@click.option("--interval", type=click.FloatRange(min=0.2), default=2.0, show_default=True)
+@click.option("--once", is_flag=True, hidden=True, help="One pass, then exit (for tests).")
+@pass_state
+def watch(state: State, path: Path, collection: str, interval: float, once: bool) -> None:
+    """Keep a directory in sync until Ctrl-C: changed files are re-ingested, deleted removed."""
+    knowledge = state.service(create=True).kb
+    state.out.err.print(f"watching {path} (Ctrl-C to stop)")
+    try:
+        while True:
+            data = record(knowledge.ingest(path, collection=collection))
+            changes = {k: data.get(k) for k in ("added", "updated", "removed") if data.get(k)}
+            if changes:
+                state.out.note(
+                    " ".join(f"{k}: {', '.join(map(str, v))}" for k, v in changes.items())
+                )
+            if once:
+                return
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        state.out.err.print("stopped")
