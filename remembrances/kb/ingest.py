@@ -1,0 +1,224 @@
+"""Keeping a collection in step with files on disk: one pass (ingest) or a loop (watch).
+
+A pass is incremental. A file whose size and modification time are what was
+recorded is not even read; one whose bytes hash the same is not re-chunked; a
+changed file is replaced atomically, with only its changed chunks embedded. Files
+that disappeared (or are now ignored, or no longer readable as text) lose their
+documents, but only files under the ingested path: other roots sharing the
+collection are left alone. Documents are embedded in groups, then each group is
+written in one short transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInputError, NotFoundError
+from .discovery import DEFAULT_MAX_BYTES, FoundFile, discover, read_text, under
+from .records import AddReport, IngestReport, SkippedFile
+
+if TYPE_CHECKING:
+    from .knowledge_base import KnowledgeBase, _Staged
+
+log = logging.getLogger(__name__)
+
+
+def _known_files(kb: KnowledgeBase, collection: str) -> dict[str, dict[str, Any]]:
+    """Ingested files of a collection, by absolute path."""
+    from .knowledge_base import KNOWN_COLUMNS, known_row
+
+    with kb.store.snapshot() as conn:
+        rows = conn.execute(
+            f"SELECT {KNOWN_COLUMNS} FROM kb_documents WHERE collection = ? AND path IS NOT NULL",
+            (collection,),
+        ).fetchall()
+    return {row[1]: known_row(row) for row in rows}
+
+
+def _check_max_bytes(max_bytes: Any) -> int:
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise InvalidInputError("max_bytes must be a positive integer")
+    return max_bytes
+
+
+def ingest(
+    kb: KnowledgeBase,
+    path: str | os.PathLike[str],
+    *,
+    collection: str = "default",
+    patterns: Sequence[str] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    include_hidden: bool = False,
+) -> IngestReport:
+    """One incremental pass over a file or a directory tree; see the module docstring.
+
+    A file named directly is ingested whatever its extension; in a directory only
+    files matching ``patterns`` (gitignore-style globs; default: Markdown, text,
+    reStructuredText, AsciiDoc, Org) are.
+    """
+    from .knowledge_base import FileStamp, check_name
+
+    collection = check_name(collection, "collection")
+    max_bytes = _check_max_bytes(max_bytes)
+    if patterns is not None and (
+        isinstance(patterns, str) or not all(isinstance(p, str) for p in patterns)
+    ):
+        raise InvalidInputError('patterns must be a list of globs like ["*.md", "docs/**"]')
+    if not isinstance(path, str | os.PathLike):
+        raise InvalidInputError(f"path must be a path, not {type(path).__name__}")
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise NotFoundError(f"{str(root)!r} does not exist; pass a file or a directory")
+    root = root.resolve()
+    report = IngestReport(root=str(root), collection=collection)
+    if root.is_dir():
+        found = discover(root, patterns, include_hidden=include_hidden)
+        files, visible = found.files, found.visible
+    else:
+        files, visible = [FoundFile(root, root.name)], {str(root)}
+
+    settings = hashlib.sha256(
+        json.dumps([kb.chunker.fingerprint, metadata or {}], sort_keys=True, default=str).encode()
+    ).hexdigest()[:16]
+    known = _known_files(kb, collection)
+    kept: set[str] = set()
+    group: list[_Staged] = []
+    for item in files:
+        key = str(item.path)
+        row = known.get(key)
+        if row is not None and row["settings"] == settings and _same_stat(item.path, row):
+            report.unchanged.append(item.relative)
+            kept.add(key)
+            continue
+        content = read_text(item.path, max_bytes=max_bytes)
+        if content.text is None:
+            report.skipped.append(SkippedFile(item.relative, content.reason or "unreadable"))
+            continue
+        try:
+            staged = kb._stage(
+                content.text,
+                source=key,
+                title=None,
+                metadata={**(metadata or {}), "path": item.relative},
+                collection=collection,
+                format=None,
+                file=FileStamp(key, content.size, content.mtime_ns, settings),
+                known=row,
+            )
+        except InvalidInputError as exc:
+            report.skipped.append(SkippedFile(item.relative, str(exc)))
+            continue
+        kept.add(key)
+        if isinstance(staged, AddReport):
+            report.unchanged.append(item.relative)
+            continue
+        staged.label = item.relative
+        group.append(staged)
+        if sum(len(s.chunks) for s in group) >= _group_chunks():
+            _flush(kb, group, report)
+            group = []
+    if group:
+        _flush(kb, group, report)
+
+    for key, row in known.items():
+        if key in kept or not under(key, [str(root)]):
+            continue
+        if key in visible and not _was_skipped(key, root, report):
+            continue  # still there, just not selected by these patterns
+        kb.delete(row["source"], collection=collection)
+        report.removed.append(_relative(key, root))
+    return report
+
+
+def _group_chunks() -> int:
+    from .knowledge_base import EMBED_GROUP_CHUNKS
+
+    return EMBED_GROUP_CHUNKS
+
+
+def _flush(kb: KnowledgeBase, group: list[_Staged], report: IngestReport) -> None:
+    done = kb._commit(group)
+    report.embedded += done.embedded
+    report.cached += done.cached
+    report.chunks += done.chunks
+    for staged in group:
+        (report.added if staged.status == "added" else report.updated).append(staged.label)
+
+
+def _same_stat(path: Path, row: Mapping[str, Any]) -> bool:
+    try:
+        stat = path.stat()
+    except OSError:
+        return False
+    return (stat.st_size, stat.st_mtime_ns) == (row["file_size"], row["file_mtime_ns"])
+
+
+def _was_skipped(key: str, root: Path, report: IngestReport) -> bool:
+    relative = _relative(key, root)
+    return any(s.path == relative for s in report.skipped)
+
+
+def _relative(key: str, root: Path) -> str:
+    path = Path(key)
+    if path == root:
+        return root.name
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return key
+
+
+def watch(
+    kb: KnowledgeBase,
+    path: str | os.PathLike[str],
+    *,
+    collection: str = "default",
+    patterns: Sequence[str] | None = None,
+    interval: float = 1.0,
+    stop_event: threading.Event | None = None,
+    on_change: Callable[[IngestReport], Any] | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> int:
+    """Ingest ``path`` every ``interval`` seconds until ``stop_event`` is set.
+
+    Without a ``stop_event`` it runs until interrupted (Ctrl-C). Returns the number
+    of passes made.
+    """
+    if (
+        isinstance(interval, bool)
+        or not isinstance(interval, int | float)
+        or not math.isfinite(interval)
+        or interval <= 0
+    ):
+        raise InvalidInputError("interval must be a positive number of seconds")
+    if on_change is not None and not callable(on_change):
+        raise InvalidInputError("on_change must be callable")
+    stop = stop_event or threading.Event()
+    passes = 0
+    try:
+        while not stop.is_set():
+            report = ingest(kb, path, collection=collection, patterns=patterns, max_bytes=max_bytes)
+            passes += 1
+            if report.changed:
+                log.info(
+                    "kb watch %s: %d added, %d updated, %d removed",
+                    report.root,
+                    len(report.added),
+                    len(report.updated),
+                    len(report.removed),
+                )
+                if on_change is not None:
+                    on_change(report)
+            stop.wait(interval)
+    except KeyboardInterrupt:
+        pass
+    return passes

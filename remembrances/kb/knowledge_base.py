@@ -1,0 +1,538 @@
+"""The knowledge base: documents split into searchable chunks, replaced atomically.
+
+A document is identified by ``(collection, source)``. Adding it again replaces it
+in one transaction, after its chunks were embedded: a failed embedding leaves the
+previous version searchable. Chunk vectors come from the store's embedding cache
+when their text did not change, and a document whose text, title, metadata and
+chunking settings are all unchanged costs nothing at all.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import json
+import math
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..chunking import FORMATS, Chunker, Format, format_for, sections
+from ..errors import InvalidInputError
+from ..records import Chunk
+from ..store import Prepared, SearchMode, Store, Where, content_hash
+from .discovery import DEFAULT_MAX_BYTES
+from .records import AddReport, Document, IngestReport, KBHit
+from .schema import KB_MIGRATIONS
+
+KIND = "kb"
+MAX_DOCUMENT_CHARS = 10_000_000
+MAX_NAME_CHARS = 4096
+#: Chunk metadata keys the knowledge base sets itself; user metadata may not use them.
+RESERVED_KEYS = frozenset({"heading_path", "char_start", "char_end"})
+#: Documents whose chunks are embedded in one call while ingesting.
+EMBED_GROUP_CHUNKS = 64
+
+_DOC_COLUMNS = (
+    "source, collection, title, metadata, format, content_hash, chars, bytes, chunks, "
+    "created_at, updated_at, path"
+)
+
+
+def check_name(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be a string, not {type(value).__name__}")
+    if not value.strip():
+        raise InvalidInputError(f"{what} is empty")
+    if len(value) > MAX_NAME_CHARS:
+        raise InvalidInputError(f"{what} is longer than {MAX_NAME_CHARS} characters")
+    _check_unicode(value, what)
+    return value
+
+
+def _check_unicode(value: str, what: str) -> None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(
+            f"{what} is not valid Unicode (lone surrogate at {exc.start}); decode it as UTF-8"
+        ) from exc
+
+
+def _metadata(metadata: Any) -> tuple[dict[str, Any], str]:
+    if metadata is None:
+        return {}, "{}"
+    if not isinstance(metadata, Mapping):
+        raise InvalidInputError(f"metadata must be a mapping, not {type(metadata).__name__}")
+    reserved = sorted(RESERVED_KEYS.intersection(metadata))
+    if reserved:
+        raise InvalidInputError(
+            f"metadata keys {reserved} are set by the knowledge base; rename them"
+        )
+    try:
+        encoded = json.dumps(
+            dict(metadata), ensure_ascii=False, allow_nan=False, sort_keys=True, default=str
+        )
+        encoded.encode("utf-8")
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"metadata cannot be stored as JSON: {exc}") from exc
+    return json.loads(encoded), encoded
+
+
+def _title_of(text: str, format: Format) -> str | None:
+    for _, _, path in sections(text, format):
+        if path:
+            return path[0]
+    return None
+
+
+KNOWN_COLUMNS = "source, path, fingerprint, chunks, file_size, file_mtime_ns, settings"
+
+
+def known_row(row: Sequence[Any]) -> dict[str, Any]:
+    return dict(zip([c.strip() for c in KNOWN_COLUMNS.split(",")], row, strict=True))
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    """Where an ingested document came from, and what it looked like then.
+
+    ``settings`` names the chunker and the ingest metadata: a file whose stamp
+    matches needs no reading at all.
+    """
+
+    path: str
+    size: int
+    mtime_ns: int
+    settings: str
+
+
+@dataclass
+class _Staged:
+    """A document chunked and ready to embed and write."""
+
+    source: str
+    collection: str
+    title: str | None
+    metadata_json: str
+    format: str
+    text: str
+    content_hash: str
+    fingerprint: str
+    chunks: list[Chunk]
+    status: str
+    file: FileStamp | None = None
+    label: str = ""
+
+
+@dataclass
+class _Committed:
+    embedded: int = 0
+    cached: int = 0
+    chunks: int = 0
+    reports: list[AddReport] = field(default_factory=list)
+
+
+class KnowledgeBase:
+    """Documents an agent was given, searchable by meaning and by words."""
+
+    def __init__(self, store: Store, *, chunker: Chunker | None = None) -> None:
+        self.store = store
+        self.chunker = chunker or Chunker()
+        self._write_lock = threading.Lock()
+        store.migrate("kb", KB_MIGRATIONS)
+
+    # -- writing -----------------------------------------------------------------------
+
+    def add(
+        self,
+        text: str,
+        *,
+        source: str,
+        title: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        collection: str = "default",
+        format: Format | None = None,
+    ) -> AddReport:
+        """Add a document or atomically replace the one with the same source.
+
+        ``format`` ("markdown", "rst", "asciidoc", "org", "text") decides where
+        headings are; by default it follows the source's file extension, and
+        Markdown otherwise.
+        """
+        staged = self._stage(
+            text,
+            source=source,
+            title=title,
+            metadata=metadata,
+            collection=collection,
+            format=format,
+        )
+        if isinstance(staged, AddReport):
+            return staged
+        return self._commit([staged]).reports[0]
+
+    def _stage(
+        self,
+        text: Any,
+        *,
+        source: Any,
+        title: Any,
+        metadata: Any,
+        collection: Any,
+        format: Any,
+        file: FileStamp | None = None,
+        known: Mapping[str, Any] | None = None,
+    ) -> _Staged | AddReport:
+        source = check_name(source, "source")
+        collection = check_name(collection, "collection")
+        if not isinstance(text, str):
+            raise InvalidInputError(f"document text must be a string, not {type(text).__name__}")
+        if not text.strip():
+            raise InvalidInputError(f"document {source!r} is empty")
+        if len(text) > MAX_DOCUMENT_CHARS:
+            raise InvalidInputError(
+                f"document {source!r} is {len(text):,} characters; the limit is "
+                f"{MAX_DOCUMENT_CHARS:,} (split it into several documents)"
+            )
+        _check_unicode(text, f"document {source!r}")
+        if title is not None:
+            title = check_name(title, "title")
+        if format is None:
+            format = format_for(source)
+        if format not in FORMATS:
+            raise InvalidInputError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
+        user_metadata, metadata_json = _metadata(metadata)
+        digest = content_hash(text)
+        if title is None:  # the first heading, else the file's name
+            title = _title_of(text, format) or (Path(file.path).name if file else None)
+        fingerprint = hashlib.sha256(
+            json.dumps([digest, title, metadata_json, format, self.chunker.fingerprint]).encode()
+        ).hexdigest()
+        row = known if known is not None else self._fingerprint_row(collection, source)
+        if row is not None and row["fingerprint"] == fingerprint:
+            if file is not None and (
+                row["file_size"],
+                row["file_mtime_ns"],
+                row["settings"],
+            ) != (file.size, file.mtime_ns, file.settings):
+                self._touch(collection, source, file)
+            return AddReport(source, collection, "unchanged", int(row["chunks"]))
+        pieces = self.chunker.split(text, format=format)
+        chunks = [
+            Chunk(
+                text=piece.text,
+                metadata={
+                    **user_metadata,
+                    "heading_path": piece.heading_path,
+                    "char_start": piece.start,
+                    "char_end": piece.end,
+                },
+                embed_text=piece.embed_text(title),
+            )
+            for piece in pieces
+        ]
+        return _Staged(
+            source=source,
+            collection=collection,
+            title=title,
+            metadata_json=metadata_json,
+            format=format,
+            text=text,
+            content_hash=digest,
+            fingerprint=fingerprint,
+            chunks=chunks,
+            status="added" if row is None else "updated",
+            file=file,
+        )
+
+    def _commit(self, staged: Sequence[_Staged]) -> _Committed:
+        """Embed every staged document's chunks, then write them all in one transaction."""
+        prepared = self.store.prepare([c for s in staged for c in s.chunks])
+        done = _Committed(embedded=prepared.embedded, cached=prepared.cached)
+        now = time.time()
+        with self._write_lock, self.store.transaction() as conn:
+            offset = 0
+            for doc in staged:
+                part = Prepared(prepared.chunks[offset : offset + len(doc.chunks)])
+                offset += len(doc.chunks)
+                self.store.write_source(KIND, doc.collection, doc.source, part)
+                conn.execute(
+                    "INSERT INTO kb_documents (collection, source, title, metadata, format, text, "
+                    "content_hash, fingerprint, chars, bytes, chunks, path, file_size, "
+                    "file_mtime_ns, settings, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (collection, source) DO UPDATE SET title = excluded.title, "
+                    "metadata = excluded.metadata, format = excluded.format, "
+                    "text = excluded.text, content_hash = excluded.content_hash, "
+                    "fingerprint = excluded.fingerprint, chars = excluded.chars, "
+                    "bytes = excluded.bytes, chunks = excluded.chunks, path = excluded.path, "
+                    "file_size = excluded.file_size, file_mtime_ns = excluded.file_mtime_ns, "
+                    "settings = excluded.settings, updated_at = excluded.updated_at",
+                    (
+                        doc.collection,
+                        doc.source,
+                        doc.title,
+                        doc.metadata_json,
+                        doc.format,
+                        doc.text,
+                        doc.content_hash,
+                        doc.fingerprint,
+                        len(doc.text),
+                        len(doc.text.encode("utf-8")),
+                        len(doc.chunks),
+                        doc.file.path if doc.file else None,
+                        doc.file.size if doc.file else None,
+                        doc.file.mtime_ns if doc.file else None,
+                        doc.file.settings if doc.file else None,
+                        now,
+                        now,
+                    ),
+                )
+                done.chunks += len(doc.chunks)
+                done.reports.append(
+                    AddReport(
+                        doc.source,
+                        doc.collection,
+                        doc.status,
+                        len(doc.chunks),
+                        embedded=prepared.embedded if len(staged) == 1 else 0,
+                        cached=prepared.cached if len(staged) == 1 else 0,
+                    )
+                )
+        return done
+
+    def _fingerprint_row(self, collection: str, source: str) -> dict[str, Any] | None:
+        with self.store.snapshot() as conn:
+            row = conn.execute(
+                f"SELECT {KNOWN_COLUMNS} FROM kb_documents WHERE collection = ? AND source = ?",
+                (collection, source),
+            ).fetchone()
+        return None if row is None else known_row(row)
+
+    def _touch(self, collection: str, source: str, file: FileStamp) -> None:
+        """Record a file's new size and time when only they changed (touch, copy)."""
+        with self._write_lock, self.store.transaction() as conn:
+            conn.execute(
+                "UPDATE kb_documents SET path = ?, file_size = ?, file_mtime_ns = ?, settings = ? "
+                "WHERE collection = ? AND source = ?",
+                (file.path, file.size, file.mtime_ns, file.settings, collection, source),
+            )
+
+    def delete(self, source: str, *, collection: str = "default") -> bool:
+        """Delete a document and its chunks; False when there was none."""
+        source = check_name(source, "source")
+        collection = check_name(collection, "collection")
+        with self._write_lock, self.store.transaction() as conn:
+            self.store.delete_source(KIND, source, collection=collection)
+            conn.execute(
+                "DELETE FROM kb_documents WHERE collection = ? AND source = ?", (collection, source)
+            )
+            return bool(conn.changes())
+
+    def delete_collection(self, collection: str) -> int:
+        """Delete every document of a collection; returns how many there were."""
+        collection = check_name(collection, "collection")
+        with self._write_lock, self.store.transaction() as conn:
+            self.store.delete_collection(KIND, collection)
+            conn.execute("DELETE FROM kb_documents WHERE collection = ?", (collection,))
+            return int(conn.changes())
+
+    # -- reading -----------------------------------------------------------------------
+
+    def get(self, source: str, *, collection: str = "default") -> Document:
+        """The document with its full text; NotFoundError when there is none."""
+        from ..errors import NotFoundError
+
+        source = check_name(source, "source")
+        collection = check_name(collection, "collection")
+        with self.store.snapshot() as conn:
+            row = conn.execute(
+                f"SELECT {_DOC_COLUMNS}, text FROM kb_documents "
+                "WHERE collection = ? AND source = ?",
+                (collection, source),
+            ).fetchone()
+        if row is None:
+            raise NotFoundError(
+                f"no document {source!r} in collection {collection!r}; "
+                "see kb.list() for what is stored"
+            )
+        return _document(row[:-1], text=row[-1])
+
+    def list(
+        self, *, collection: str | None = None, limit: int | None = None, offset: int = 0
+    ) -> list[Document]:
+        """Documents (without their text), by collection and source."""
+        sql = f"SELECT {_DOC_COLUMNS} FROM kb_documents"
+        params: list[Any] = []
+        if collection is not None:
+            sql += " WHERE collection = ?"
+            params.append(check_name(collection, "collection"))
+        sql += " ORDER BY collection, source"
+        if limit is not None or offset:
+            for value, what in ((limit, "limit"), (offset, "offset")):
+                if value is not None and (
+                    isinstance(value, bool) or not isinstance(value, int) or value < 0
+                ):
+                    raise InvalidInputError(f"{what} must be a non-negative integer")
+            sql += " LIMIT ? OFFSET ?"
+            params.extend([-1 if limit is None else limit, offset])
+        with self.store.snapshot() as conn:
+            rows = conn.execute(sql, params).fetchall()
+        return [_document(r) for r in rows]
+
+    def count(self, *, collection: str | None = None) -> int:
+        """How many documents (in one collection, or in all)."""
+        sql, params = "SELECT count(*) FROM kb_documents", []
+        if collection is not None:
+            sql += " WHERE collection = ?"
+            params.append(check_name(collection, "collection"))
+        with self.store.snapshot() as conn:
+            return int(conn.execute(sql, params).fetchone()[0])
+
+    def collections(self) -> dict[str, int]:
+        """Collection name -> number of documents."""
+        with self.store.snapshot() as conn:
+            rows = conn.execute(
+                "SELECT collection, count(*) FROM kb_documents GROUP BY collection "
+                "ORDER BY collection"
+            ).fetchall()
+        return {str(name): int(n) for name, n in rows}
+
+    # -- searching ---------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        collection: str | Sequence[str] | None = None,
+        where: Where | None = None,
+        min_score: float | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> builtins.list[KBHit]:
+        """The chunks that best answer ``query``, best first.
+
+        ``where`` filters on document metadata (``{"lang": "en"}``,
+        ``{"year": {"$gte": 2024}}``) and, like ``collection``, applies inside the
+        search. ``min_score`` is on the normalised [0, 1] score.
+        """
+        if min_score is not None and (
+            isinstance(min_score, bool)
+            or not isinstance(min_score, int | float)
+            or not math.isfinite(min_score)
+        ):
+            raise InvalidInputError("min_score must be a number from 0 to 1")
+        results = self.store.search(
+            query,
+            mode=mode,
+            limit=limit,
+            kind=KIND,
+            collection=collection,
+            where=where,
+            min_score=0.0 if min_score is None else float(min_score),
+        )
+        titles = self._titles({(r.collection, r.source) for r in results})
+        return [
+            KBHit(
+                source=r.source,
+                collection=r.collection,
+                title=titles.get((r.collection, r.source)),
+                heading_path=str(r.metadata.get("heading_path", "")),
+                text=r.text,
+                score=r.score,
+                metadata={k: v for k, v in r.metadata.items() if k not in RESERVED_KEYS},
+                position=r.position,
+                chunk_id=r.id,
+            )
+            for r in results
+        ]
+
+    def _titles(self, keys: set[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
+        titles: dict[tuple[str, str], str | None] = {}
+        if not keys:
+            return titles
+        with self.store.snapshot() as conn:
+            for collection, source in keys:
+                row = conn.execute(
+                    "SELECT title FROM kb_documents WHERE collection = ? AND source = ?",
+                    (collection, source),
+                ).fetchone()
+                titles[(collection, source)] = None if row is None else row[0]
+        return titles
+
+    # -- files -------------------------------------------------------------------------
+
+    def ingest(
+        self,
+        path: str | Path,
+        *,
+        collection: str = "default",
+        patterns: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        include_hidden: bool = False,
+    ) -> IngestReport:
+        """Bring a file or a directory tree into ``collection``; see :mod:`.ingest`."""
+        from .ingest import ingest
+
+        return ingest(
+            self,
+            path,
+            collection=collection,
+            patterns=patterns,
+            metadata=metadata,
+            max_bytes=max_bytes,
+            include_hidden=include_hidden,
+        )
+
+    def watch(
+        self,
+        path: str | Path,
+        *,
+        collection: str = "default",
+        patterns: Sequence[str] | None = None,
+        interval: float = 1.0,
+        stop_event: threading.Event | None = None,
+        on_change: Any = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> int:
+        """Keep ``collection`` in sync with ``path`` until ``stop_event`` is set.
+
+        Polls every ``interval`` seconds (an unchanged file costs one ``stat``);
+        ``on_change(report)`` is called after each pass that changed something.
+        Returns the number of passes made.
+        """
+        from .ingest import watch
+
+        return watch(
+            self,
+            path,
+            collection=collection,
+            patterns=patterns,
+            interval=interval,
+            stop_event=stop_event,
+            on_change=on_change,
+            max_bytes=max_bytes,
+        )
+
+
+def _document(row: Sequence[Any], *, text: str | None = None) -> Document:
+    return Document(
+        source=row[0],
+        collection=row[1],
+        title=row[2],
+        metadata=json.loads(row[3]),
+        format=row[4],
+        content_hash=row[5],
+        chars=int(row[6]),
+        bytes=int(row[7]),
+        chunks=int(row[8]),
+        created_at=float(row[9]),
+        updated_at=float(row[10]),
+        path=row[11],
+        text=text,
+    )

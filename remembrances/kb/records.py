@@ -1,0 +1,123 @@
+"""What the knowledge base hands back: documents, search hits and ingest reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Document:
+    """A stored document. ``text`` is filled by ``get`` and left out of listings."""
+
+    source: str
+    collection: str
+    title: str | None
+    metadata: dict[str, Any]
+    format: str
+    content_hash: str
+    chars: int
+    bytes: int
+    chunks: int
+    created_at: float
+    updated_at: float
+    path: str | None = None
+    text: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "collection": self.collection,
+            "title": self.title,
+            "metadata": self.metadata,
+            "format": self.format,
+            "content_hash": self.content_hash,
+            "chars": self.chars,
+            "bytes": self.bytes,
+            "chunks": self.chunks,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "path": self.path,
+            **({"text": self.text} if self.text is not None else {}),
+        }
+
+
+@dataclass
+class KBHit:
+    """One matching chunk of a document, with where it sits in the document."""
+
+    source: str
+    collection: str
+    title: str | None
+    heading_path: str
+    text: str
+    score: float
+    metadata: dict[str, Any]
+    position: int
+    chunk_id: int
+    kind: str = "kb"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "source": self.source,
+            "collection": self.collection,
+            "title": self.title,
+            "heading_path": self.heading_path,
+            "position": self.position,
+            "score": round(self.score, 6),
+            "text": self.text,
+            "metadata": self.metadata,
+        }
+
+
+@dataclass(frozen=True)
+class AddReport:
+    """What ``add`` did. ``status`` is "added", "updated" or "unchanged"."""
+
+    source: str
+    collection: str
+    status: str
+    chunks: int
+    embedded: int = 0
+    cached: int = 0
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    path: str
+    reason: str
+
+
+@dataclass
+class IngestReport:
+    """What one ingest pass did; paths are relative to the ingested root."""
+
+    root: str
+    collection: str
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
+    chunks: int = 0
+    embedded: int = 0
+    cached: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "root": self.root,
+            "collection": self.collection,
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": len(self.unchanged),
+            "removed": self.removed,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            "chunks": self.chunks,
+            "embedded": self.embedded,
+            "cached": self.cached,
+        }
