@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-import time
+import threading
 from pathlib import Path
 
 import click
@@ -108,13 +108,12 @@ def search(
 
 @kb.command(epilog="Example:  remembrances kb get notes/deploy.md")
 @click.argument("source")
-@click.option("--collection", default=None)
+@click.option("--collection", default="default", show_default=True)
 @json_option
 @pass_state
-def get(state: State, source: str, collection: str | None) -> None:
+def get(state: State, source: str, collection: str) -> None:
     """Print a stored document's text (--json: with its metadata)."""
-    kwargs = {} if collection is None else {"collection": collection}
-    data = record(state.service().kb.get(source, **kwargs))
+    data = record(state.service().kb.get(source, collection=collection))
     if state.out.as_json:
         state.out.json(data)
     else:
@@ -123,14 +122,16 @@ def get(state: State, source: str, collection: str | None) -> None:
 
 @kb.command(epilog="Example:  remembrances kb rm notes/old.md")
 @click.argument("source")
-@click.option("--collection", default=None)
+@click.option("--collection", default="default", show_default=True)
 @json_option
 @pass_state
-def rm(state: State, source: str, collection: str | None) -> None:
+def rm(state: State, source: str, collection: str) -> None:
     """Remove a document."""
-    kwargs = {} if collection is None else {"collection": collection}
-    deleted = state.service().kb.delete(source, **kwargs)
-    state.out.emit({"source": source, "deleted": deleted}, f"removed {source}")
+    if not state.service().kb.delete(source, collection=collection):
+        raise click.ClickException(f"no document {source!r} in collection {collection!r}")
+    state.out.emit(
+        {"source": source, "collection": collection, "deleted": True}, f"removed {source}"
+    )
 
 
 @kb.command("list", epilog="Example:  remembrances kb list --collection notes")
@@ -159,23 +160,42 @@ def list_(state: State, collection: str | None) -> None:
 @kb.command(epilog="Example:  remembrances kb watch ~/notes --interval 5")
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--collection", default="default", show_default=True)
+@click.option("--pattern", "patterns", multiple=True, help="Only files matching (repeatable).")
 @click.option("--interval", type=click.FloatRange(min=0.2), default=2.0, show_default=True)
 @click.option("--once", is_flag=True, hidden=True, help="One pass, then exit (for tests).")
 @pass_state
-def watch(state: State, path: Path, collection: str, interval: float, once: bool) -> None:
+def watch(
+    state: State,
+    path: Path,
+    collection: str,
+    patterns: tuple[str, ...],
+    interval: float,
+    once: bool,
+) -> None:
     """Keep a directory in sync until Ctrl-C: changed files are re-ingested, deleted removed."""
     knowledge = state.service(create=True).kb
     state.out.err.print(f"watching {path} (Ctrl-C to stop)")
-    try:
-        while True:
-            data = record(knowledge.ingest(path, collection=collection))
-            changes = {k: data.get(k) for k in ("added", "updated", "removed") if data.get(k)}
-            if changes:
-                state.out.note(
-                    " ".join(f"{k}: {', '.join(map(str, v))}" for k, v in changes.items())
-                )
-            if once:
-                return
-            time.sleep(interval)
-    except KeyboardInterrupt:
-        state.out.err.print("stopped")
+    stop = threading.Event()
+
+    def changed(report: object) -> None:
+        data = record(report)
+        parts = [
+            f"{k}: {', '.join(map(str, data[k]))}"
+            for k in ("added", "updated", "removed")
+            if data.get(k)
+        ]
+        if parts:
+            state.out.note("; ".join(parts))
+
+    if once:
+        changed(knowledge.ingest(path, collection=collection, patterns=list(patterns) or None))
+        return
+    knowledge.watch(
+        path,
+        collection=collection,
+        patterns=list(patterns) or None,
+        interval=interval,
+        stop_event=stop,
+        on_change=changed,
+    )
+    state.out.err.print("stopped")

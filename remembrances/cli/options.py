@@ -53,10 +53,13 @@ def progress_for(out: Output, what: str, fn: Callable[..., Any]) -> Iterator[dic
     The callback may be called as ``(done)``, ``(done, total)`` or with a report
     object carrying ``done``/``total`` attributes.
     """
-    if not accepts(fn, "progress") or not out.show_progress:
+    if not out.show_progress:
         yield {}
         return
     with out.progress(what) as task:
+        if not accepts(fn, "progress"):  # no counts to show: an indeterminate bar
+            yield {}
+            return
 
         def report(*args: Any, **kwargs: Any) -> None:
             done = kwargs.get("done", args[0] if args else None)

@@ -1,0 +1,5 @@
+"""``python -m remembrances.cli``: the same as the ``remembrances`` command."""
+
+from . import main
+
+main()
