@@ -98,6 +98,7 @@ PLAN_SCHEMA: dict[str, Any] = {
     "required": ["kb_query", "code_query", "events_query"],
 }
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL | re.IGNORECASE)
 
 
@@ -160,7 +161,7 @@ def plan_from_dict(
 def _clean_query(value: str) -> str:
     # Lone surrogates cannot reach SQLite; control characters only add noise.
     value = value.encode("utf-8", "replace").decode("utf-8")
-    value = " ".join(value.split())
+    value = " ".join(_CONTROL.sub(" ", value).split())
     return value[:MAX_QUERY_CHARS]
 
 

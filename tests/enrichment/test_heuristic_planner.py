@@ -1,0 +1,188 @@
+"""HeuristicPlanner on a table of prompts: what each source is asked, and when."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from remembrances.enrichment import EnrichmentPlan, HeuristicPlanner, QueryPlanner
+
+# Saturday 21 November 2026, 15:30 UTC.
+NOW = datetime(2026, 11, 21, 15, 30, tzinfo=UTC)
+
+
+@pytest.fixture
+def planner() -> HeuristicPlanner:
+    return HeuristicPlanner(now=lambda: NOW)
+
+
+def words(query: str) -> set[str]:
+    return set(query.lower().split())
+
+
+@pytest.mark.parametrize(
+    ("prompt", "code_has", "kb_has", "nowhere"),
+    [
+        (
+            "Can you please explain how the retry backoff works for HTTP 429 errors?",
+            ["HTTP 429"],
+            ["retry", "backoff", "429"],
+            ["please", "can", "explain", "you"],
+        ),
+        (
+            "fix the bug in remembrances/store.py where Store.search raises KeyError: missing id",
+            ["remembrances/store.py", "Store.search", "KeyError: missing id"],
+            ["raises"],
+            ["fix", "bug"],
+        ),
+        (
+            "why does parse_config() fail with TypeError: 'NoneType' object is not subscriptable",
+            ["parse_config", "TypeError: 'NoneType' object is not subscriptable"],
+            ["fail"],
+            ["why", "does", "()"],
+        ),
+        (
+            "show me the VectorIndex class and how top_k works",
+            ["VectorIndex", "top_k"],
+            ["VectorIndex"],
+            ["show", "me"],
+        ),
+        (
+            "How does getUserName handle unicode in src/users/names.ts?",
+            ["getUserName", "src/users/names.ts"],
+            ["unicode", "handle"],
+            ["how", "does"],
+        ),
+        (
+            'Where is "connection pool exhausted" logged?',
+            ["connection pool exhausted"],
+            ["connection pool exhausted", "logged"],
+            ["where"],
+        ),
+        (
+            "could you look at the sqlite-vec and FTS5 setup with sha256 hashes",
+            ["sqlite-vec", "FTS5", "sha256"],
+            ["setup", "hashes"],
+            ["could", "look"],
+        ),
+    ],
+)
+def test_keeps_identifiers_paths_errors_and_drops_request_words(
+    planner: HeuristicPlanner,
+    prompt: str,
+    code_has: list[str],
+    kb_has: list[str],
+    nowhere: list[str],
+) -> None:
+    plan = planner.plan(prompt)
+    assert plan.planner == "heuristic"
+    for term in code_has:
+        assert term in plan.code_query, (term, plan.code_query)
+    for term in kb_has:
+        assert term in plan.kb_query, (term, plan.kb_query)
+    for word in nowhere:
+        for query in (plan.kb_query, plan.code_query, plan.events_query):
+            assert word not in words(query), (word, query)
+
+
+def test_identifiers_raise_the_code_count(planner: HeuristicPlanner) -> None:
+    with_code = planner.plan("what does Store.search return")
+    without = planner.plan("what is our policy on vacation days")
+    assert with_code.code_limit > without.code_limit
+    assert without.code_limit >= 1 and without.kb_limit >= 1
+
+
+@pytest.mark.parametrize(
+    ("prompt", "since", "until"),
+    [
+        ("what did we decide about the migration yesterday?", "2026-11-20T00:00", "2026-11-21T00:00"),
+        ("what happened since Monday?", "2026-11-16T00:00", "now"),
+        ("deploy incidents in the last 3 days", "2026-11-18T15:30", "now"),
+        ("errors over the past 24 hours", "2026-11-20T15:30", "now"),
+        ("what did I do this morning", "2026-11-21T00:00", "now"),
+        ("notes from earlier today", "2026-11-21T00:00", "now"),
+        ("what changed last week", "2026-11-09T00:00", "now"),
+        ("what changed this week", "2026-11-16T00:00", "now"),
+        ("the outage two days ago", "2026-11-18T15:30", "2026-11-20T15:30"),
+        ("what happened on 2026-11-02", "2026-11-02T00:00", "2026-11-03T00:00"),
+        ("anything since 2026-10-01?", "2026-10-01T00:00", "now"),
+        ("the meeting on Tuesday", "2026-11-17T00:00", "2026-11-18T00:00"),
+        ("what did we ship last month", "2026-10-01T00:00", "now"),
+    ],
+)
+def test_time_phrases_become_a_utc_window(
+    planner: HeuristicPlanner, prompt: str, since: str, until: str
+) -> None:
+    plan = planner.plan(prompt)
+    assert plan.events_since == datetime.fromisoformat(since).replace(tzinfo=UTC)
+    expected_until = NOW if until == "now" else datetime.fromisoformat(until).replace(tzinfo=UTC)
+    assert plan.events_until == expected_until
+    assert plan.events_since is not None and plan.events_since.utcoffset() == timedelta(0)
+    assert plan.events_limit > HeuristicPlanner().events_limit
+
+
+def test_time_phrase_is_not_searched_as_words(planner: HeuristicPlanner) -> None:
+    plan = planner.plan("what did we decide about the database migration yesterday?")
+    assert words(plan.events_query) == {"decide", "database", "migration"}
+    assert "yesterday" not in plan.kb_query
+
+
+def test_a_time_phrase_alone_still_asks_the_event_log(planner: HeuristicPlanner) -> None:
+    plan = planner.plan("What happened yesterday?")
+    assert plan.events_query == "" and plan.kb_query == "" and plan.code_query == ""
+    assert plan.has_time_window
+
+
+def test_days_follow_the_given_time_zone_and_come_out_in_utc() -> None:
+    tokyo = timezone(timedelta(hours=9))
+    # 15:30 UTC is 00:30 on the 22nd in Tokyo, so "yesterday" there is the 21st.
+    plan = HeuristicPlanner(now=lambda: NOW, tz=tokyo).plan("what happened yesterday")
+    assert plan.events_since == datetime(2026, 11, 20, 15, 0, tzinfo=UTC)
+    assert plan.events_until == datetime(2026, 11, 21, 15, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("prompt", ["", "   ", "hi", "thanks!", "can you please help me?", "ok"])
+def test_prompts_without_content_plan_nothing(planner: HeuristicPlanner, prompt: str) -> None:
+    plan = planner.plan(prompt)
+    assert (plan.kb_query, plan.code_query, plan.events_query) == ("", "", "")
+    assert not plan.has_time_window
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "\udcff lone surrogate in parse_config",
+        "\x00\x01binary\x02 Store.search",
+        'AND OR NOT NEAR( "unbalanced * ^ -',
+        "x" * 200_000,
+        "🙂 émoji naïve café 数据库 迁移",
+    ],
+)
+def test_hostile_prompts_give_a_clean_plan(planner: HeuristicPlanner, prompt: str) -> None:
+    plan = planner.plan(prompt)
+    for query in (plan.kb_query, plan.code_query, plan.events_query):
+        query.encode("utf-8")  # no lone surrogates survive
+        assert "\x00" not in query
+        assert len(query) <= 1000
+
+
+def test_non_string_prompt_is_planned_as_text(planner: HeuristicPlanner) -> None:
+    assert planner.plan(None).kb_query == ""  # type: ignore[arg-type]
+
+
+def test_is_a_query_planner() -> None:
+    assert isinstance(HeuristicPlanner(), QueryPlanner)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300))
+def test_any_text_plans_without_error(prompt: str) -> None:
+    plan = HeuristicPlanner(now=lambda: NOW).plan(prompt)
+    assert isinstance(plan, EnrichmentPlan)
+    for query in (plan.kb_query, plan.code_query, plan.events_query):
+        query.encode("utf-8")
+    if plan.events_since is not None and plan.events_until is not None:
+        assert plan.events_since <= plan.events_until

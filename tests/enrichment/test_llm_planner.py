@@ -1,0 +1,143 @@
+"""LLMPlanner through the real openai and google-genai SDKs against a local server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+
+from remembrances.enrichment import (
+    ChatUnavailableError,
+    EnrichmentPlan,
+    GoogleChat,
+    HeuristicPlanner,
+    LLMPlanner,
+    OpenAIChat,
+    PlanError,
+    plan_from_json,
+)
+
+from .chat_server import ChatServer
+
+NOW = datetime(2026, 11, 21, 15, 30, tzinfo=UTC)
+PROMPT = "can you explain why fetch_with_retry failed during yesterday's deploy?"
+
+
+@pytest.fixture
+def server() -> Iterator[ChatServer]:
+    with ChatServer().running() as running:
+        yield running
+
+
+def openai_model(server: ChatServer, name: str) -> OpenAIChat:
+    return OpenAIChat(name, base_url=server.url + "/v1", api_key="test-key")
+
+
+def planner(primary: object, fallback: object = None, *, timeout: float = 3.0) -> LLMPlanner:
+    return LLMPlanner(primary, fallback, timeout=timeout, now=lambda: NOW)  # type: ignore[arg-type]
+
+
+def test_a_good_plan_is_used_and_says_so(server: ChatServer) -> None:
+    plan = planner(openai_model(server, "good")).plan(PROMPT)
+    assert plan.planner == "llm:openai:good"
+    assert plan.kb_query == "retry backoff policy"
+    assert plan.code_query == "fetch_with_retry RetryPolicy"
+    assert plan.events_since == datetime(2026, 11, 20, tzinfo=UTC)
+    assert plan.events_until is None
+    assert (plan.kb_limit, plan.code_limit, plan.events_limit) == (3, 5, 2)
+    request = server.requests[-1]["body"]
+    assert request["model"] == "good"
+    assert request["response_format"] == {"type": "json_object"}
+    assert request["messages"][1]["content"] == PROMPT
+    assert "2026-11-21T15:30:00+00:00" in request["messages"][0]["content"]
+
+
+@pytest.mark.parametrize("bad", ["prose", "wrong", "error", "hang"])
+def test_a_failing_primary_falls_back_to_the_second_model(server: ChatServer, bad: str) -> None:
+    plan = planner(openai_model(server, bad), openai_model(server, "good"), timeout=1.0).plan(
+        PROMPT
+    )
+    assert plan.planner == "llm:openai:good"
+    assert plan.code_query == "fetch_with_retry RetryPolicy"
+    assert len(plan.notes["errors"]) == 1 and f"openai:{bad}" in plan.notes["errors"][0]
+
+
+@pytest.mark.parametrize("bad", ["prose", "wrong", "error", "hang"])
+def test_when_every_model_fails_the_heuristic_plan_is_used(server: ChatServer, bad: str) -> None:
+    plan = planner(openai_model(server, bad), openai_model(server, "error"), timeout=1.0).plan(
+        PROMPT
+    )
+    expected = HeuristicPlanner(now=lambda: NOW).plan(PROMPT)
+    assert plan.planner == "heuristic (fallback)"
+    assert plan.code_query == expected.code_query and "fetch_with_retry" in plan.code_query
+    assert plan.events_since == expected.events_since
+    assert len(plan.notes["errors"]) == 2
+
+
+def test_an_unreachable_server_falls_back() -> None:
+    dead = OpenAIChat("good", base_url="http://127.0.0.1:9/v1", api_key="k")
+    plan = planner(dead, timeout=1.0).plan(PROMPT)
+    assert plan.planner == "heuristic (fallback)"
+    assert "fetch_with_retry" in plan.code_query
+
+
+def test_a_missing_key_is_a_clear_error_that_also_falls_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    model = OpenAIChat("gpt-4o-mini")
+    with pytest.raises(ChatUnavailableError, match="OPENAI_API_KEY"):
+        model.complete("s", "u", timeout=1)
+    assert planner(model).plan(PROMPT).planner == "heuristic (fallback)"
+
+
+def test_google_adapter_speaks_gemini(server: ChatServer) -> None:
+    model = GoogleChat("gemini-good", api_key="test-key", base_url=server.url)
+    plan = planner(model).plan(PROMPT)
+    assert plan.planner == "llm:google:gemini-good"
+    assert plan.code_query == "fetch_with_retry RetryPolicy"
+    request = server.requests[-1]
+    assert request["path"].endswith("/models/gemini-good:generateContent")
+    assert request["body"]["generationConfig"]["responseMimeType"] == "application/json"
+
+
+def test_google_failure_falls_back_to_openai(server: ChatServer) -> None:
+    google = GoogleChat("gemini-error", api_key="k", base_url=server.url)
+    plan = planner(google, openai_model(server, "good")).plan(PROMPT)
+    assert plan.planner == "llm:openai:good"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "null",
+        "[]",
+        '{"kb_query": "x"}',
+        '{"kb_query": "x", "code_query": 3, "events_query": ""}',
+        '{"kb_query": "x", "code_query": "", "events_query": "", "kb_limit": -1}',
+        '{"kb_query": "x", "code_query": "", "events_query": "", "kb_limit": 500}',
+        '{"kb_query": "x", "code_query": "", "events_query": "", "kb_limit": true}',
+        '{"kb_query": "x", "code_query": "", "events_query": "", "kb_limit": NaN}',
+        '{"kb_query": "x", "code_query": "", "events_query": "", "events_since": "monday"}',
+        '{"kb_query": "x", "code_query": "", "events_query": "", "events_since": 5}',
+        '{"kb_query": "", "code_query": "", "events_query": "", '
+        '"events_since": "2026-02-01", "events_until": "2026-01-01"}',
+        "[" * 100_000,
+    ],
+)
+def test_plans_that_break_the_schema_are_refused(text: str) -> None:
+    with pytest.raises(PlanError):
+        plan_from_json(text, planner="llm:test")
+
+
+def test_schema_accepts_nulls_naive_times_and_integral_floats() -> None:
+    plan = plan_from_json(
+        '{"kb_query": null, "code_query": "a\\u0000  b", "events_query": "x", '
+        '"events_since": "2026-11-20T10:00:00", "kb_limit": 2.0, "code_limit": null}',
+        planner="llm:test",
+    )
+    assert plan.kb_query == "" and plan.code_query == "a b"
+    assert plan.events_since == datetime(2026, 11, 20, 10, tzinfo=UTC)
+    assert plan.kb_limit == 2 and plan.code_limit == EnrichmentPlan().code_limit
