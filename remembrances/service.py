@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import embeddings
 from .embeddings.base import Embedder
+from .integrity import CheckReport, check
 from .store import Reranker, Store
 
 if TYPE_CHECKING:
@@ -90,6 +91,10 @@ class RemembrancesService:
 
     def stats(self) -> dict[str, Any]:
         return self.store.stats()
+
+    def check(self, *, repair: bool = False) -> CheckReport:
+        """Verify that the indexes agree with the chunks; ``repair`` rebuilds them."""
+        return check(self.store, repair=repair)
 
     def close(self) -> None:
         self.store.close()

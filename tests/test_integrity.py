@@ -1,0 +1,67 @@
+"""check() finds disagreements between the chunk table and its indexes, and repairs them."""
+
+from __future__ import annotations
+
+import struct
+
+from remembrances import Chunk, Store
+from remembrances.integrity import check
+
+
+def filled(store: Store) -> Store:
+    for i in range(5):
+        store.put_source(
+            "kb", f"doc{i}", [Chunk(f"note number {i} about sqlite"), Chunk(f"second part {i}")]
+        )
+    return store
+
+
+def test_a_healthy_file_passes(store: Store) -> None:
+    report = check(filled(store))
+    assert report.ok and report.problems == [] and report.chunks == 10 and report.vectors == 10
+
+
+def test_fts_drift_is_found_and_rebuilt(store: Store) -> None:
+    filled(store)
+    with store.transaction() as conn:
+        conn.execute("INSERT INTO chunks_fts (rowid, text) VALUES (99999, 'ghost row')")
+    report = check(store)
+    assert not report.ok and "full-text" in report.problems[0]
+    repaired = check(store, repair=True)
+    assert repaired.ok and repaired.repaired
+    assert check(store).problems == []
+    assert store.search("ghost", mode="text") == []
+
+
+def test_vec0_drift_is_found_and_rebuilt(store: Store) -> None:
+    filled(store)
+    with store.transaction() as conn:
+        conn.execute("DELETE FROM chunks_vec WHERE chunk_id IN (SELECT id FROM chunks LIMIT 2)")
+    report = check(store)
+    assert "2 missing" in " ".join(report.problems)
+    assert check(store, repair=True).ok
+    assert check(store).problems == []
+    assert len(store.search("sqlite", mode="vector", engine="vec0", limit=20)) == 10
+
+
+def test_non_finite_vectors_are_cleared_for_re_embedding(store: Store) -> None:
+    filled(store)
+    nan_blob = struct.pack("<64f", *([float("nan")] * 64))
+    with store.transaction() as conn:
+        conn.execute("DROP TRIGGER chunks_vec_update")  # simulate a foreign tool's write
+        conn.execute("UPDATE chunks SET embedding = ? WHERE source = 'doc0'", (nan_blob,))
+    report = check(store)
+    assert any("non-finite" in p for p in report.problems)
+    assert any("chunks_vec_update" in p for p in report.problems)
+    assert check(store, repair=True).ok
+    assert check(store).problems == []
+    assert store.pending_embeddings() == 2
+    assert store.backfill_embeddings() == 2
+    assert store.search("note number 0", mode="vector")[0].source == "doc0"
+
+
+def test_missing_model_record_is_reported(store: Store) -> None:
+    filled(store)
+    with store.transaction() as conn:
+        conn.execute("DELETE FROM meta WHERE key = 'embedder'")
+    assert any("records no embedder" in p for p in check(store).problems)
