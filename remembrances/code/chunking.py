@@ -1,0 +1,217 @@
+"""Searchable chunks for a parsed file: one per symbol, split when it is long.
+
+A class's chunk shows its own code with each method elided to its first line
+(the methods have chunks of their own), so no code is indexed twice and a hit
+on a class reads like its outline. Code outside every symbol (imports,
+top-level statements) and files without symbols get ``file`` chunks. A symbol
+longer than the budget becomes several parts that all point back to it; nothing
+is truncated.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+
+from ..fts_query import split_identifier
+from ..records import Chunk
+from .symbols import ExtractedSymbol
+
+DEFAULT_CHUNK_CHARS = 2000
+ELISION = " …"
+MAX_TERMS = 120
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+
+
+def split_words(*texts: str) -> list[str]:
+    """Lower-cased parts of camelCase identifiers in ``texts`` (``getUserName`` -> get user name).
+
+    FTS5 splits ``snake_case`` at the underscore by itself but not camelCase, so
+    these parts go into the indexed text to make ``get user name`` find it.
+    """
+    words: dict[str, None] = {}
+    for text in texts:
+        for token in _WORD.findall(text):
+            parts = split_identifier(token)
+            if len(parts) > 1:
+                for part in parts:
+                    words[part.lower()] = None
+                    if len(words) >= MAX_TERMS:
+                        return list(words)
+    return list(words)
+
+
+def split_code(code: str, budget: int) -> list[tuple[str, int]]:
+    """``code`` in pieces of at most ``budget`` characters, cut at line ends where possible.
+
+    Returns ``(text, first_line_offset)`` pairs.
+    """
+    if len(code) <= budget:
+        return [(code, 0)]
+    parts: list[tuple[str, int]] = []
+    current: list[str] = []
+    size = 0
+    start_line = 0
+    for line_no, line in enumerate(code.splitlines(keepends=True)):
+        while len(line) > budget:  # one enormous line (minified code): cut it
+            if current:
+                parts.append(("".join(current), start_line))
+                current, size = [], 0
+            parts.append((line[:budget], line_no))
+            line = line[budget:]
+            start_line = line_no
+        if size + len(line) > budget and current:
+            parts.append(("".join(current), start_line))
+            current, size, start_line = [], 0, line_no
+        if not current:
+            start_line = line_no
+        current.append(line)
+        size += len(line)
+    if current:
+        parts.append(("".join(current), start_line))
+    return [(text, offset) for text, offset in parts if text.strip()]
+
+
+def _elided(
+    source: bytes,
+    start: int,
+    end: int,
+    children: Sequence[ExtractedSymbol],
+    language: str,
+) -> tuple[str, bool]:
+    """Code of ``start:end`` with each child replaced by its first line; and whether
+    anything but whitespace is left of the parent's own code."""
+    pieces: list[str] = []
+    own = False
+    position = start
+    for child in children:
+        gap = source[position : child.start_byte].decode("utf-8", "replace")
+        own = own or bool(gap.strip())
+        pieces.append(gap)
+        first_line = (
+            source[child.start_byte : child.end_byte].split(b"\n", 1)[0].decode("utf-8", "replace")
+        )
+        if language == "python" and first_line.lstrip().startswith("@"):
+            first_line = child.signature
+        pieces.append(first_line.rstrip() + ELISION)
+        position = child.end_byte
+    tail = source[position:end].decode("utf-8", "replace")
+    own = own or bool(tail.strip())
+    pieces.append(tail)
+    return "".join(pieces), own
+
+
+def _header(path: str, language: str, kind: str, qualified: str, docstring: str, code: str) -> str:
+    lines = [f"{path} · {language} {kind} {qualified}"]
+    first_line = docstring.strip().split("\n", 1)[0][:80]
+    if first_line and first_line not in code:  # a leading comment, outside the symbol
+        lines.append(docstring[:500])
+    terms = split_words(qualified, PurePosixPath(path).stem, code)
+    if terms:
+        lines.append("terms: " + " ".join(terms))
+    return "\n".join(lines)
+
+
+def _chunk(
+    *,
+    path: str,
+    language: str,
+    kind: str,
+    name: str,
+    qualified: str,
+    code: str,
+    docstring: str,
+    metadata: dict[str, object],
+) -> Chunk:
+    header = _header(path, language, kind, qualified, docstring, code)
+    text = header + "\n" + code
+    meta = {
+        "path": path,
+        "language": language,
+        "kind": kind,
+        "name": name,
+        "qualified_name": qualified,
+        "code_offset": len(header) + 1,
+        **metadata,
+    }
+    return Chunk(text=text, metadata=meta)
+
+
+def file_chunks(
+    path: str,
+    language: str,
+    source: bytes,
+    symbols: Sequence[ExtractedSymbol],
+    *,
+    budget: int = DEFAULT_CHUNK_CHARS,
+) -> list[Chunk]:
+    """Every chunk of one file, in source order of their symbols."""
+    children: dict[int | None, list[ExtractedSymbol]] = {}
+    for symbol in symbols:
+        children.setdefault(symbol.parent, []).append(symbol)
+    by_index = {s.index: s for s in symbols}
+    chunks: list[Chunk] = []
+    total_lines = source.count(b"\n") + 1
+
+    top = children.get(None, [])
+    code, own = _elided(source, 0, len(source), top, language)
+    if own or not symbols:
+        pieces = split_code(code, budget)
+        for part, (text, offset) in enumerate(pieces, start=1):
+            exact = not top
+            end = offset + text.count("\n") + (0 if text.endswith("\n") else 1)
+            chunks.append(
+                _chunk(
+                    path=path,
+                    language=language,
+                    kind="file",
+                    name=PurePosixPath(path).name,
+                    qualified=path,
+                    code=text,
+                    docstring="",
+                    metadata={
+                        "symbol": None,
+                        "parent": None,
+                        "signature": "",
+                        "start_line": offset + 1 if exact else 1,
+                        "end_line": end if exact else total_lines,
+                        "part": part,
+                        "parts": len(pieces),
+                    },
+                )
+            )
+
+    for symbol in symbols:
+        kids = children.get(symbol.index, [])
+        code, _ = _elided(source, symbol.start_byte, symbol.end_byte, kids, language)
+        pieces = split_code(code, budget)
+        parent = by_index[symbol.parent].qualified_name if symbol.parent is not None else None
+        for part, (text, offset) in enumerate(pieces, start=1):
+            if kids or len(pieces) == 1:
+                start_line, end_line = symbol.start_line, symbol.end_line
+            else:
+                start_line = symbol.start_line + offset
+                end_line = min(symbol.end_line, start_line + text.rstrip("\n").count("\n"))
+            chunks.append(
+                _chunk(
+                    path=path,
+                    language=language,
+                    kind=symbol.kind,
+                    name=symbol.name,
+                    qualified=symbol.qualified_name,
+                    code=text,
+                    docstring=symbol.docstring,
+                    metadata={
+                        "symbol": symbol.index,
+                        "parent": parent,
+                        "signature": symbol.signature,
+                        "docstring": symbol.docstring[:500],
+                        "start_line": start_line,
+                        "end_line": end_line,
+                        "part": part,
+                        "parts": len(pieces),
+                    },
+                )
+            )
+    return chunks

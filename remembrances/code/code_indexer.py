@@ -1,0 +1,197 @@
+"""CodeIndexer: the code layer's public API (reached as ``svc.code``)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Sequence
+
+from ..store import SearchMode, Store
+from .chunking import DEFAULT_CHUNK_CHARS
+from .discovery import DEFAULT_MAX_FILE_BYTES, discover
+from .indexer import Progress, RepositoryIndexer, check_languages, check_project_name, check_root
+from .lookup import CodeLookup
+from .records import (
+    CodeHit,
+    CodeSymbol,
+    IndexReport,
+    OutlineNode,
+    ProjectInfo,
+    ProjectStats,
+    Reference,
+)
+from .schema import CODE_MIGRATIONS
+
+
+class CodeIndexer:
+    """Repositories indexed into symbols and searchable chunks.
+
+    ``index`` is incremental (only changed files are parsed and embedded) and
+    makes text search available before the vectors are computed; ``backfill``
+    finishes the vectors later if a run was told not to embed or was interrupted.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        chunk_chars: int = DEFAULT_CHUNK_CHARS,
+        workers: int | None = None,
+        embed_batch: int = 256,
+    ) -> None:
+        self.store = store
+        store.migrate("code", CODE_MIGRATIONS)
+        self._indexer = RepositoryIndexer(
+            store,
+            max_file_bytes=max_file_bytes,
+            chunk_chars=chunk_chars,
+            workers=workers,
+            embed_batch=embed_batch,
+        )
+        self._lookup = CodeLookup(store)
+
+    # -- writing ---------------------------------------------------------------------
+
+    def index(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        project: str | None = None,
+        languages: Iterable[str] | str | None = None,
+        exclude: Sequence[str] = (),
+        embed: bool = True,
+        progress: Progress | None = None,
+    ) -> IndexReport:
+        """Index (or re-index) a repository; the project name defaults to its directory's.
+
+        ``exclude`` adds gitignore-style patterns. With ``embed=False`` the chunks
+        are searchable by text at once and :meth:`backfill` embeds them later.
+        """
+        return self._indexer.index(
+            path,
+            project=project,
+            languages=languages,
+            exclude=exclude,
+            embed=embed,
+            progress=progress,
+        )
+
+    def backfill(self, project: str, *, limit: int | None = None) -> int:
+        """Embed chunks still waiting for vectors; returns how many got one."""
+        name = check_project_name(project)
+        project_id = self._lookup.stats(name) and self._project_id(name)
+        done = self._indexer.backfill(name, limit=limit)
+        self._indexer.mark_embedded(project_id, name)
+        return done
+
+    def _project_id(self, name: str) -> int:
+        with self.store.snapshot() as conn:
+            return int(self._lookup._project(conn, name)[0])
+
+    def remove(self, project: str) -> int:
+        """Forget a project entirely; returns how many files it had."""
+        return self._lookup.remove(project)
+
+    def watch(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        project: str | None = None,
+        languages: Iterable[str] | str | None = None,
+        exclude: Sequence[str] = (),
+        interval: float = 2.0,
+        stop_event: threading.Event | None = None,
+        on_index: Callable[[IndexReport], None] | None = None,
+        max_runs: int | None = None,
+    ) -> IndexReport:
+        """Index now, then re-index whenever a file's size or mtime changes.
+
+        Polls every ``interval`` seconds until ``stop_event`` is set (or after
+        ``max_runs`` index runs). Returns the last report.
+        """
+        root = check_root(path)
+        wanted = check_languages(languages)
+        stop = stop_event or threading.Event()
+
+        def fingerprint() -> tuple[tuple[str, int, int], ...]:
+            found = discover(
+                root,
+                languages=wanted,
+                max_file_bytes=self._indexer.max_file_bytes,
+                exclude=list(exclude),
+            )
+            return tuple((f.path, f.size, f.mtime_ns) for f in found.files)
+
+        last = fingerprint()
+        report = self.index(root, project=project, languages=wanted, exclude=exclude)
+        runs = 1
+        if on_index is not None:
+            on_index(report)
+        while not stop.is_set() and (max_runs is None or runs < max_runs):
+            if stop.wait(interval):
+                break
+            current = fingerprint()
+            if current == last and report.pending_embeddings == 0:
+                continue
+            last = current
+            report = self.index(root, project=project, languages=wanted, exclude=exclude)
+            runs += 1
+            if on_index is not None:
+                on_index(report)
+        return report
+
+    # -- reading -----------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        project: str | None = None,
+        limit: int = 10,
+        languages: Iterable[str] | str | None = None,
+        kinds: Iterable[str] | str | None = None,
+        path: str | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> list[CodeHit]:
+        """Symbols and code by meaning and words; ``path`` is a file or a directory prefix."""
+        return self._lookup.search(
+            query,
+            project=project,
+            limit=limit,
+            languages=languages,
+            kinds=kinds,
+            path=path,
+            mode=mode,
+        )
+
+    def find_symbol(
+        self,
+        name_or_qualified_name: str,
+        *,
+        project: str | None = None,
+        kind: str | Iterable[str] | None = None,
+        limit: int = 100,
+    ) -> list[CodeSymbol]:
+        return self._lookup.find_symbol(
+            name_or_qualified_name, project=project, kind=kind, limit=limit
+        )
+
+    def outline(
+        self, file: str | os.PathLike[str], *, project: str | None = None
+    ) -> list[OutlineNode]:
+        return self._lookup.outline(file, project=project)
+
+    def references(
+        self, name: str, *, project: str | None = None, limit: int = 1000
+    ) -> list[Reference]:
+        return self._lookup.references(name, project=project, limit=limit)
+
+    def projects(self) -> list[ProjectInfo]:
+        return self._lookup.projects()
+
+    def stats(self, project: str) -> ProjectStats:
+        return self._lookup.stats(project)
+
+
+__all__ = ["CodeIndexer"]

@@ -1,0 +1,98 @@
+"""Identifier occurrences, as the parser sees them: what ``references`` answers from.
+
+A substring search for ``send`` also finds ``resend`` and ``"send"`` in a string;
+the syntax tree knows which tokens are names. Each file stores, per distinct
+name, the positions where it occurs.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from tree_sitter import Query, QueryCursor, Tree
+
+from .languages import language
+
+_IDENTIFIER_TYPES: dict[str, tuple[str, ...]] = {
+    "python": ("identifier",),
+    "javascript": (
+        "identifier",
+        "property_identifier",
+        "shorthand_property_identifier",
+        "shorthand_property_identifier_pattern",
+        "private_property_identifier",
+    ),
+    "typescript": (
+        "identifier",
+        "property_identifier",
+        "type_identifier",
+        "shorthand_property_identifier",
+        "shorthand_property_identifier_pattern",
+        "private_property_identifier",
+    ),
+    "go": ("identifier", "field_identifier", "type_identifier", "package_identifier"),
+    "rust": ("identifier", "field_identifier", "type_identifier"),
+    "java": ("identifier", "type_identifier"),
+    "c": ("identifier", "field_identifier", "type_identifier"),
+    "cpp": ("identifier", "field_identifier", "type_identifier", "namespace_identifier"),
+    "csharp": ("identifier",),
+    "ruby": ("identifier", "constant"),
+    "php": ("name",),
+    "kotlin": ("identifier",),
+    "swift": ("simple_identifier", "type_identifier"),
+    "bash": ("variable_name",),
+    "markdown": (),
+}
+_IDENTIFIER_TYPES["tsx"] = _IDENTIFIER_TYPES["typescript"]
+_EXTRA_PATTERNS: dict[str, str] = {
+    "bash": "(command_name (word) @id) (function_definition name: (word) @id)",
+}
+
+_lock = threading.Lock()
+_queries: dict[str, Query | None] = {}
+
+
+def identifiers_query(lang: str) -> Query | None:
+    if lang in _queries:
+        return _queries[lang]
+    with _lock:
+        if lang not in _queries:
+            grammar = language(lang)
+            types = [
+                t for t in _IDENTIFIER_TYPES.get(lang, ()) if grammar.id_for_node_kind(t, True)
+            ]
+            source = " ".join(f"({t}) @id" for t in types) + " " + _EXTRA_PATTERNS.get(lang, "")
+            _queries[lang] = Query(grammar, source) if source.strip() else None
+    return _queries[lang]
+
+
+def identifier_positions(lang: str, tree: Tree) -> dict[str, list[tuple[int, int]]]:
+    """``{name: [(line, column), ...]}`` with 1-based lines and byte columns."""
+    query = identifiers_query(lang)
+    if query is None:
+        return {}
+    nodes = QueryCursor(query).captures(tree.root_node).get("id", [])
+    found: dict[str, list[tuple[int, int]]] = {}
+    for node in nodes:
+        raw = node.text
+        if not raw or len(raw) > 200:
+            continue
+        name = raw.decode("utf-8", "replace")
+        row, column = node.start_point
+        found.setdefault(name, []).append((row + 1, column + 1))
+    for positions in found.values():
+        positions.sort()
+    return found
+
+
+def encode_positions(positions: list[tuple[int, int]]) -> str:
+    """Compact storage: ``"12:5 40:9"``."""
+    return " ".join(f"{line}:{column}" for line, column in dict.fromkeys(positions))
+
+
+def decode_positions(encoded: str) -> list[tuple[int, int]]:
+    out = []
+    for item in encoded.split():
+        line, _, column = item.partition(":")
+        out.append((int(line), int(column)))
+    return out

@@ -1,0 +1,399 @@
+"""Indexing a repository: discover, hash, parse what changed, write, then embed.
+
+The order is what keeps a large repository usable and the index correct:
+- text first: chunks are written without vectors as soon as files are parsed,
+  so keyword search works before a single vector exists;
+- vectors later: a backfill phase (resumable, also callable on its own) embeds
+  in batches outside any write transaction;
+- a file is "indexed" only when its hash is stored *and* all of its chunks have
+  vectors (``embedded``), so a failed embedding is retried by the next run;
+- each file's chunks, symbols and names are replaced in one transaction, and
+  files that disappeared are removed with everything they had.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInputError
+from ..store import Store
+from .analysis import FileAnalysis, ParseTask, analyze, analyze_source, file_hash, read_checked
+from .chunking import DEFAULT_CHUNK_CHARS
+from .discovery import DEFAULT_MAX_FILE_BYTES, FoundFile, SkippedFile, discover
+from .languages import BY_NAME, canonical
+from .parse_workers import ParseWorkers
+from .records import IndexReport
+
+log = logging.getLogger(__name__)
+
+KIND = "code"
+#: Below this many changed files, parsing in this process beats starting workers.
+PARALLEL_MIN_FILES = 48
+#: Files per write transaction (each file stays atomic; batching saves commits).
+WRITE_BATCH_FILES = 64
+WRITE_BATCH_CHUNKS = 4000
+MAX_PROJECT_NAME = 200
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class _Existing:
+    id: int
+    content_hash: str
+    embedded: bool
+
+
+def check_project_name(name: Any) -> str:
+    if not isinstance(name, str):
+        raise InvalidInputError(f"project must be a string, not {type(name).__name__}")
+    name = name.strip()
+    if not name:
+        raise InvalidInputError("project name is empty")
+    if len(name) > MAX_PROJECT_NAME:
+        raise InvalidInputError(f"project name is longer than {MAX_PROJECT_NAME} characters")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError("project name is not valid Unicode") from exc
+    return name
+
+
+def check_languages(languages: Iterable[str] | str | None) -> list[str] | None:
+    if languages is None:
+        return None
+    if isinstance(languages, str):
+        languages = [languages]
+    names = []
+    for value in languages:
+        name = canonical(value) if isinstance(value, str) else None
+        if name is None:
+            raise InvalidInputError(
+                f"unknown language {value!r}; supported: {', '.join(sorted(BY_NAME))}"
+            )
+        names.append(name)
+    return names
+
+
+def check_root(path: Any) -> Path:
+    if not isinstance(path, str | os.PathLike):
+        raise InvalidInputError(f"path must be a path, not {type(path).__name__}")
+    try:
+        root = Path(path).expanduser().resolve()
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise InvalidInputError(f"cannot resolve {path!r}: {exc}") from exc
+    if not root.is_dir():
+        raise InvalidInputError(f"{str(path)!r} is not a directory; give the repository's root")
+    return root
+
+
+class RepositoryIndexer:
+    """Runs ``index`` and ``backfill`` for one store (the write side of the code layer)."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        chunk_chars: int = DEFAULT_CHUNK_CHARS,
+        workers: int | None = None,
+        embed_batch: int = 256,
+    ) -> None:
+        self.store = store
+        self.max_file_bytes = max_file_bytes
+        self.chunk_chars = chunk_chars
+        self.workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
+        self.embed_batch = embed_batch
+
+    # -- projects --------------------------------------------------------------------
+
+    def _project_id(self, name: str, root: Path) -> int:
+        with self.store.transaction() as conn:
+            row = conn.execute(
+                "SELECT id, root FROM code_projects WHERE name = ?", (name,)
+            ).fetchone()
+            if row is not None:
+                if row[1] != str(root) and Path(row[1]).exists():
+                    raise InvalidInputError(
+                        f"project {name!r} is already indexed from {row[1]}; pass another "
+                        f"project= for {root}, or remove {name!r} first"
+                    )
+                if row[1] != str(root):  # the repository moved: follow it
+                    conn.execute(
+                        "UPDATE code_projects SET root = ? WHERE id = ?", (str(root), row[0])
+                    )
+                return int(row[0])
+            return int(
+                conn.execute(
+                    "INSERT INTO code_projects (name, root, created_at) VALUES (?, ?, ?) "
+                    "RETURNING id",
+                    (name, str(root), time.time()),
+                ).fetchone()[0]
+            )
+
+    def _existing(self, project_id: int, languages: list[str] | None) -> dict[str, _Existing]:
+        with self.store.snapshot() as conn:
+            rows = conn.execute(
+                "SELECT path, id, content_hash, embedded, language FROM code_files "
+                "WHERE project_id = ?",
+                (project_id,),
+            ).fetchall()
+        return {
+            path: _Existing(int(i), h, bool(e))
+            for path, i, h, e, lang in rows
+            if languages is None or lang in languages
+        }
+
+    # -- index -----------------------------------------------------------------------
+
+    def index(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        project: str | None = None,
+        languages: Iterable[str] | str | None = None,
+        exclude: Sequence[str] = (),
+        embed: bool = True,
+        progress: Progress | None = None,
+    ) -> IndexReport:
+        started = time.perf_counter()
+        root = check_root(path)
+        name = check_project_name(project if project is not None else root.name or "root")
+        wanted = check_languages(languages)
+        if isinstance(exclude, str):
+            exclude = [exclude]
+        project_id = self._project_id(name, root)
+        report = IndexReport(project=name, root=str(root))
+        timings = report.timings
+
+        mark = time.perf_counter()
+        found = discover(
+            root, languages=wanted, max_file_bytes=self.max_file_bytes, exclude=list(exclude)
+        )
+        report.skipped.extend(found.skipped)
+        report.files_seen = len(found.files) + len(found.skipped)
+        timings["discovery"] = time.perf_counter() - mark
+
+        mark = time.perf_counter()
+        existing = self._existing(project_id, wanted)
+        keep: set[str] = set()
+        changed: list[tuple[FoundFile, bytes | None]] = []
+        held_bytes = 0
+        for item in found.files:
+            data, reason = read_checked(item.absolute, self.max_file_bytes)
+            if data is None:
+                report.skipped.append(SkippedFile(item.path, reason or "unreadable"))
+                continue
+            before = existing.get(item.path)
+            if before is not None and before.content_hash == file_hash(data):
+                keep.add(item.path)
+                report.files_unchanged += 1
+                continue
+            held = data if held_bytes < 256 * 1024 * 1024 else None
+            held_bytes += len(data) if held is not None else 0
+            changed.append((item, held))
+        timings["hashing"] = time.perf_counter() - mark
+        if progress is not None:
+            progress("hashed", len(found.files), len(found.files))
+
+        mark = time.perf_counter()
+        write_time = 0.0
+        batch: list[FileAnalysis] = []
+        done = 0
+        for analysis in self._analyses(changed):
+            done += 1
+            if analysis.skipped is not None:
+                report.skipped.append(SkippedFile(analysis.path, analysis.skipped))
+                continue
+            keep.add(analysis.path)
+            batch.append(analysis)
+            if len(batch) >= WRITE_BATCH_FILES or sum(len(a.chunks) for a in batch) >= (
+                WRITE_BATCH_CHUNKS
+            ):
+                write_time += self._write(project_id, name, batch, report)
+                batch = []
+                if progress is not None:
+                    progress("parsed", done, len(changed))
+        if batch:
+            write_time += self._write(project_id, name, batch, report)
+        timings["parsing"] = max(time.perf_counter() - mark - write_time, 0.0)
+
+        mark = time.perf_counter()
+        vanished = [(p, e.id) for p, e in existing.items() if p not in keep]
+        if vanished:
+            with self.store.transaction() as conn:
+                for rel, file_id in vanished:
+                    self.store.delete_source(KIND, rel, collection=name)
+                    conn.execute("DELETE FROM code_files WHERE id = ?", (file_id,))
+        report.files_removed = len(vanished)
+        timings["writing"] = write_time + time.perf_counter() - mark
+        timings["text_searchable"] = time.perf_counter() - started
+        if progress is not None:
+            progress("written", len(changed), len(changed))
+
+        mark = time.perf_counter()
+        if embed:
+            try:
+                report.embedded_chunks = self.backfill(name, progress=progress)
+            except Exception as exc:  # the text index stands; the next run retries
+                log.warning("embedding for project %r failed: %s", name, exc)
+                report.embedding_error = f"{type(exc).__name__}: {exc}"
+        report.files_embedded = self.mark_embedded(project_id, name)
+        timings["embedding"] = time.perf_counter() - mark
+        report.pending_embeddings = self.store.pending_embeddings(kind=KIND, collection=name)
+        with self.store.transaction() as conn:
+            conn.execute(
+                "UPDATE code_projects SET indexed_at = ? WHERE id = ?", (time.time(), project_id)
+            )
+        timings["total"] = time.perf_counter() - started
+        return report
+
+    def _analyses(self, changed: list[tuple[FoundFile, bytes | None]]) -> Iterator[FileAnalysis]:
+        """Parse results in input order: in worker processes for large batches."""
+        if len(changed) >= PARALLEL_MIN_FILES and self.workers > 1:
+            tasks = [
+                ParseTask(f.absolute, f.path, f.language, self.max_file_bytes, self.chunk_chars)
+                for f, _ in changed
+            ]
+            with ParseWorkers(self.workers) as workers:
+                yield from workers.map(tasks)
+            return
+        for item, data in changed:
+            if data is None:
+                yield analyze(
+                    ParseTask(
+                        item.absolute,
+                        item.path,
+                        item.language,
+                        self.max_file_bytes,
+                        self.chunk_chars,
+                    )
+                )
+            else:
+                yield analyze_source(item.path, item.language, data, budget=self.chunk_chars)
+
+    def _write(
+        self, project_id: int, project: str, batch: list[FileAnalysis], report: IndexReport
+    ) -> float:
+        """Replace each file of ``batch`` atomically: chunks, symbols, names, file row."""
+        mark = time.perf_counter()
+        prepared = [self.store.prepare(a.chunks, embed=False) for a in batch]
+        now = time.time()
+        with self.store.transaction() as conn:
+            for analysis, ready in zip(batch, prepared, strict=True):
+                self.store.write_source(KIND, project, analysis.path, ready)
+                file_id = int(
+                    conn.execute(
+                        "INSERT INTO code_files (project_id, path, language, content_hash, size, "
+                        "lines, has_error, embedded, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                        "ON CONFLICT (project_id, path) DO UPDATE SET language = excluded.language, "
+                        "content_hash = excluded.content_hash, size = excluded.size, "
+                        "lines = excluded.lines, has_error = excluded.has_error, "
+                        "embedded = excluded.embedded, indexed_at = excluded.indexed_at "
+                        "RETURNING id",
+                        (
+                            project_id,
+                            analysis.path,
+                            analysis.language,
+                            analysis.content_hash,
+                            analysis.size,
+                            analysis.lines,
+                            int(analysis.has_error),
+                            int(ready.pending == 0),
+                            now,
+                        ),
+                    ).fetchone()[0]
+                )
+                conn.execute("DELETE FROM code_symbols WHERE file_id = ?", (file_id,))
+                conn.execute("DELETE FROM code_names WHERE file_id = ?", (file_id,))
+                ids: dict[int, int] = {}
+                for s in analysis.symbols:
+                    ids[s.index] = int(
+                        conn.execute(
+                            "INSERT INTO code_symbols (file_id, position, parent_id, kind, name, "
+                            "qualified_name, signature, docstring, start_line, end_line, "
+                            "start_byte, end_byte, name_line, name_column) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                            (
+                                file_id,
+                                s.index,
+                                ids.get(s.parent) if s.parent is not None else None,
+                                s.kind,
+                                s.name,
+                                s.qualified_name,
+                                s.signature,
+                                s.docstring,
+                                s.start_line,
+                                s.end_line,
+                                s.start_byte,
+                                s.end_byte,
+                                s.name_line,
+                                s.name_column,
+                            ),
+                        ).fetchone()[0]
+                    )
+                conn.executemany(
+                    "INSERT INTO code_names (name, file_id, positions) VALUES (?, ?, ?)",
+                    [(n, file_id, p) for n, p in analysis.names.items()],
+                )
+                report.files_indexed += 1
+                report.symbols += len(analysis.symbols)
+                report.chunks += len(analysis.chunks)
+                if analysis.has_error:
+                    report.parse_errors.append(analysis.path)
+        return time.perf_counter() - mark
+
+    # -- embeddings --------------------------------------------------------------------
+
+    def backfill(
+        self,
+        project: str,
+        *,
+        limit: int | None = None,
+        progress: Progress | None = None,
+    ) -> int:
+        """Give vectors to the project's chunks that lack them (resumable at any point).
+
+        Marks files whose chunks all have vectors as indexed. Returns how many
+        chunks got a vector.
+        """
+        total = self.store.pending_embeddings(kind=KIND, collection=project)
+        done = self.store.backfill_embeddings(
+            kind=KIND,
+            collection=project,
+            batch_size=self.embed_batch,
+            limit=limit,
+            progress=(lambda n: progress("embedded", n, total)) if progress else None,
+        )
+        return done
+
+    def mark_embedded(self, project_id: int, project: str) -> int:
+        """Mark files whose chunks all have vectors; returns how many were marked."""
+        with self.store.transaction() as conn:
+            pending = conn.execute(
+                "SELECT id, path FROM code_files WHERE project_id = ? AND embedded = 0",
+                (project_id,),
+            ).fetchall()
+            if not pending:
+                return 0
+            if self.store.pending_embeddings(kind=KIND, collection=project) == 0:
+                ready = [int(i) for i, _ in pending]
+            else:
+                ready = [
+                    int(i)
+                    for i, rel in pending
+                    if all(
+                        c.has_embedding
+                        for c in self.store.get_source(KIND, rel, collection=project)
+                    )
+                ]
+            conn.executemany(
+                "UPDATE code_files SET embedded = 1 WHERE id = ?", [(i,) for i in ready]
+            )
+            return len(ready)

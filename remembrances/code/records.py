@@ -1,0 +1,157 @@
+"""What the code index returns: reports, hits, symbols, outlines, references."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .discovery import SkippedFile
+
+
+@dataclass
+class IndexReport:
+    """What one ``index`` run did. ``pending_embeddings`` chunks are searchable by
+    text already and get their vectors from a later backfill."""
+
+    project: str
+    root: str
+    files_seen: int = 0
+    files_indexed: int = 0
+    files_unchanged: int = 0
+    files_removed: int = 0
+    files_embedded: int = 0  # files that became fully indexed by getting their vectors
+    skipped: list[SkippedFile] = field(default_factory=list)
+    parse_errors: list[str] = field(default_factory=list)  # indexed, but with syntax errors
+    symbols: int = 0  # symbols in the files indexed by this run
+    chunks: int = 0  # chunks written by this run
+    embedded_chunks: int = 0  # chunks that got a vector in this run
+    pending_embeddings: int = 0  # project chunks still without a vector
+    embedding_error: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def files_skipped(self) -> int:
+        return len(self.skipped)
+
+    def skipped_by_reason(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for item in self.skipped:
+            key = item.reason.split(" (", 1)[0]
+            counts[key] = counts.get(key, 0) + 1
+        return counts
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["files_skipped"] = self.files_skipped
+        data["skipped_by_reason"] = self.skipped_by_reason()
+        return data
+
+
+@dataclass(frozen=True)
+class CodeSymbol:
+    """A definition in an indexed file."""
+
+    id: int
+    project: str
+    path: str
+    language: str
+    kind: str
+    name: str
+    qualified_name: str
+    signature: str
+    docstring: str
+    start_line: int
+    end_line: int
+    start_byte: int
+    end_byte: int
+    parent: str | None  # the parent's qualified name
+    parent_id: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class CodeHit:
+    """One search hit: the symbol (or file part), where it is, and its code."""
+
+    score: float
+    project: str
+    path: str
+    language: str
+    kind: str
+    name: str
+    qualified_name: str
+    signature: str
+    docstring: str
+    start_line: int
+    end_line: int
+    code: str
+    parent: str | None
+    symbol_id: int | None
+    part: int = 1
+    parts: int = 1
+    chunk_id: int = 0
+    vector_score: float | None = None
+    text_score: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class OutlineNode:
+    symbol: CodeSymbol
+    children: list[OutlineNode] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.symbol.to_dict(),
+            "children": [c.to_dict() for c in self.children],
+        }
+
+
+@dataclass(frozen=True)
+class Reference:
+    """An identifier token equal to the name asked for, as the parser saw it."""
+
+    project: str
+    path: str
+    line: int  # 1-based
+    column: int  # 1-based byte column
+    symbol: str | None  # qualified name of the innermost enclosing symbol
+    is_definition: bool  # the token is the name of a symbol being defined here
+    line_text: str  # the source line now on disk ("" if the file is gone)
+    stale: bool  # the file changed on disk since it was indexed
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ProjectInfo:
+    name: str
+    root: str
+    files: int
+    indexed_at: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ProjectStats:
+    project: str
+    root: str
+    files: int
+    files_pending: int  # files whose chunks are not all embedded yet
+    symbols: int
+    chunks: int
+    pending_embeddings: int
+    languages: dict[str, int]
+    symbol_kinds: dict[str, int]
+    files_with_errors: int
+    indexed_at: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,62 @@
+"""The code layer's own tables (plain SQL; searchable text lives in the store's chunks).
+
+A file row's ``content_hash`` names the content whose symbols and chunks are
+stored; ``embedded`` says whether all of those chunks have vectors. A file counts
+as indexed only when both hold, so a run whose embedding failed is finished by
+the next one instead of being forgotten.
+"""
+
+from __future__ import annotations
+
+CODE_MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE code_projects (
+        id         INTEGER PRIMARY KEY,
+        name       TEXT NOT NULL UNIQUE,
+        root       TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        indexed_at REAL
+    );
+    CREATE TABLE code_files (
+        id           INTEGER PRIMARY KEY,
+        project_id   INTEGER NOT NULL REFERENCES code_projects (id) ON DELETE CASCADE,
+        path         TEXT NOT NULL,
+        language     TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        size         INTEGER NOT NULL,
+        lines        INTEGER NOT NULL,
+        has_error    INTEGER NOT NULL DEFAULT 0,
+        embedded     INTEGER NOT NULL DEFAULT 0,
+        indexed_at   REAL NOT NULL,
+        UNIQUE (project_id, path)
+    );
+    CREATE TABLE code_symbols (
+        id             INTEGER PRIMARY KEY,
+        file_id        INTEGER NOT NULL REFERENCES code_files (id) ON DELETE CASCADE,
+        position       INTEGER NOT NULL,
+        parent_id      INTEGER REFERENCES code_symbols (id) ON DELETE CASCADE,
+        kind           TEXT NOT NULL,
+        name           TEXT NOT NULL,
+        qualified_name TEXT NOT NULL,
+        signature      TEXT NOT NULL,
+        docstring      TEXT NOT NULL,
+        start_line     INTEGER NOT NULL,
+        end_line       INTEGER NOT NULL,
+        start_byte     INTEGER NOT NULL,
+        end_byte       INTEGER NOT NULL,
+        name_line      INTEGER NOT NULL,
+        name_column    INTEGER NOT NULL,
+        UNIQUE (file_id, position)
+    );
+    CREATE INDEX code_symbols_name ON code_symbols (name);
+    CREATE INDEX code_symbols_qualified ON code_symbols (qualified_name);
+    CREATE INDEX code_symbols_parent ON code_symbols (parent_id);
+    CREATE TABLE code_names (
+        name      TEXT NOT NULL,
+        file_id   INTEGER NOT NULL REFERENCES code_files (id) ON DELETE CASCADE,
+        positions TEXT NOT NULL,
+        PRIMARY KEY (name, file_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX code_names_file ON code_names (file_id);
+    """,
+)
