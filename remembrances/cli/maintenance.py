@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import Any
+
 import click
 
 from .. import embeddings
@@ -45,3 +49,63 @@ def reembed(state: State, spec: str | None, batch_size: int) -> None:
         report = run(state.db, new, batch_size=batch_size, progress=progress)
     data = record(report)
     state.out.emit(data, state.out.mapping(data, title="re-embedded"))
+
+
+@cli.command(
+    "export",
+    epilog="Example:  remembrances export backup.jsonl   (or - for stdout: ... export - | gzip)",
+)
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@json_option
+@pass_state
+def export_(state: State, file: Path) -> None:
+    """Write documents, events, code project roots and other chunks as JSON Lines
+    (no vectors: importing re-embeds with the target file's model)."""
+    from ..transfer import export_jsonl
+
+    svc = state.service()
+    if str(file) == "-":
+        report = export_jsonl(svc, sys.stdout)
+        state.out.err.print(_summary(report.counts), markup=False)
+        return
+    with file.open("w", encoding="utf-8") as handle:
+        report = export_jsonl(svc, handle)
+    _show(state, record(report), f"exported to {file}")
+
+
+@cli.command(
+    "import",
+    epilog="Example:  remembrances --db new.db --embedder local import backup.jsonl",
+)
+@click.argument(
+    "file", type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path)
+)
+@json_option
+@pass_state
+def import_(state: State, file: Path) -> None:
+    """Read an export: documents and chunk sources replace those with the same name,
+    identical events are stored once, code projects are re-indexed from their roots."""
+    from ..transfer import import_jsonl
+
+    svc = state.service(create=True)
+    handle = sys.stdin if str(file) == "-" else file.open(encoding="utf-8")
+    try:
+        with state.out.progress(f"importing {file}") as task:
+            report = import_jsonl(svc, handle, progress=task.done)
+    finally:
+        if handle is not sys.stdin:
+            handle.close()
+    _show(state, record(report), f"imported {file}")
+
+
+def _summary(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {kind}" for kind, n in counts.items()) or "nothing"
+
+
+def _show(state: State, data: dict[str, Any], what: str) -> None:
+    if state.out.as_json:
+        state.out.json(data)
+        return
+    state.out.console.print(f"{what}: {_summary(data['counts'])}", markup=False)
+    for skipped in data["skipped"]:
+        state.out.note(f"skipped {skipped['what']}: {skipped['reason']}")
