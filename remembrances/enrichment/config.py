@@ -11,7 +11,7 @@ from .plan import SOURCES
 from .render import HEADER
 
 #: Per-source ``min_score`` defaults; see :class:`EnricherConfig` for how they were chosen.
-DEFAULT_MIN_SCORE: dict[str, float] = {"kb": 0.0, "events": 0.0, "code": 0.0}
+DEFAULT_MIN_SCORE: dict[str, float] = {"kb": 0.55, "events": 0.55, "code": 0.55}
 
 
 @dataclass

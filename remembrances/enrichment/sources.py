@@ -120,6 +120,13 @@ def kb_item(hit: Any) -> ContextItem:
     document = _text(field_of(hit, "title", "source", "document_id", "doc_id", "path", "id"))
     source = _text(field_of(hit, "source", "path", "document_id", "doc_id"))
     heading = _heading(field_of(hit, "heading_path", "headings", "heading", "section"))
+    for separator in (" > ", " › "):
+        # A document's title is often its first heading too; say it once.
+        if heading.startswith(document + separator):
+            heading = heading[len(document) + len(separator) :]
+        heading = heading.replace(separator, " › ")
+    if heading == document:
+        heading = ""
     origin = " › ".join(p for p in (document, heading) if p) or "document"
     if source and source != document:
         origin = f"{origin} ({source})"
@@ -148,7 +155,7 @@ def code_item(hit: Any) -> ContextItem:
     kind = _text(field_of(hit, "kind", "symbol_kind"))
     project = _text(field_of(hit, "project", "project_name"))
     origin = f"{path}{lines}" if path else "code"
-    if name:
+    if name and name != path:
         origin += f" {name}" + (f" ({kind})" if kind else "")
     if project:
         origin = f"[{project}] {origin}"

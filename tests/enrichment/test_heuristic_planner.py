@@ -98,7 +98,11 @@ def test_identifiers_raise_the_code_count(planner: HeuristicPlanner) -> None:
 @pytest.mark.parametrize(
     ("prompt", "since", "until"),
     [
-        ("what did we decide about the migration yesterday?", "2026-11-20T00:00", "2026-11-21T00:00"),
+        (
+            "what did we decide about the migration yesterday?",
+            "2026-11-20T00:00",
+            "2026-11-21T00:00",
+        ),
         ("what happened since Monday?", "2026-11-16T00:00", "now"),
         ("deploy incidents in the last 3 days", "2026-11-18T15:30", "now"),
         ("errors over the past 24 hours", "2026-11-20T15:30", "now"),

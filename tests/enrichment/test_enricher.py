@@ -1,0 +1,424 @@
+"""ContextEnricher over a real service: KB documents, events and an indexed code project."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import remembrances
+from remembrances import InvalidInputError, RemembrancesService
+from remembrances.embeddings import HashEmbedder
+from remembrances.enrichment import (
+    ContextEnricher,
+    EnricherConfig,
+    EnrichmentPlan,
+    HeuristicPlanner,
+    LLMPlanner,
+    OpenAIChat,
+)
+
+from .chat_server import ChatServer
+from .corpus import DOCUMENTS, NOW, populate
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RemembrancesService]:
+    """The corpus under the default local embedder (the one the defaults were measured with)."""
+    root = tmp_path_factory.mktemp("enrich")
+    svc = remembrances.open(root / "m.db", embedder="local")
+    populate(svc, root / "code")
+    svc.enricher.planner = HeuristicPlanner(now=lambda: NOW)
+    yield svc
+    svc.close()
+
+
+def enricher(service: RemembrancesService, **config: object) -> ContextEnricher:
+    return ContextEnricher(
+        service,
+        EnricherConfig(**config),  # type: ignore[arg-type]
+        planner=HeuristicPlanner(now=lambda: NOW),
+    )
+
+
+def section(text: str, title: str) -> str:
+    match = re.search(rf"^## {title}\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
+    return match.group(1) if match else ""
+
+
+@pytest.mark.parametrize(
+    ("prompt", "kb", "events", "code"),
+    [
+        (
+            "how should we handle HTTP 429 rate limits from the payment API?",
+            "Retry policy › Backoff for rate limits (runbooks/retries.md)",
+            "incident · 2026-11-20 16:40 UTC",
+            None,
+        ),
+        (
+            "can you explain fetch_with_retry and RetryPolicy.delay?",
+            None,
+            None,
+            "shop/retry.py:19-27 fetch_with_retry (function)",
+        ),
+        (
+            "how do I roll back a database migration?",
+            "Database migrations › Rollbacks (runbooks/database.md)",
+            None,
+            None,
+        ),
+        ("how many vacation days do I get?", "Vacation policy (handbook/vacation.md)", None, None),
+        (
+            "what did we decide about the orders table migration?",
+            None,
+            "decision · 2026-11-19 10:00 UTC: Decided to move the orders table migration",
+            None,
+        ),
+        (
+            "why is order_total wrong for discounted orders?",
+            None,
+            None,
+            "shop/orders.py:12-14 order_total (function)",
+        ),
+    ],
+)
+def test_the_right_context_appears_with_its_origin(
+    service: RemembrancesService,
+    prompt: str,
+    kb: str | None,
+    events: str | None,
+    code: str | None,
+) -> None:
+    text = service.enrich_context(prompt)
+    assert text.startswith("Relevant memory")
+    for title, expected in (("Knowledge base", kb), ("Events", events), ("Code", code)):
+        if expected is not None:
+            assert expected in section(text, title), text
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "what's the capital of Australia?",
+        "hello, how are you today?",
+        "translate 'good morning' into Italian",
+        "what is the boiling point of water at altitude",
+        "recommend a good science fiction novel",
+        "how do I bake sourdough bread",
+        "who won the football world cup in 1998",
+        "thanks!",
+        "",
+    ],
+)
+def test_unrelated_prompts_give_an_empty_string(service: RemembrancesService, prompt: str) -> None:
+    assert service.enrich_context(prompt) == ""
+
+
+def test_a_time_phrase_selects_the_events_of_that_day(service: RemembrancesService) -> None:
+    result = service.enricher.enrich("What happened yesterday?")
+    events = section(result.text, "Events")
+    assert "incident · 2026-11-20 16:40 UTC" in events
+    assert "deploy · 2026-11-20 14:05 UTC" in events
+    assert "2026-11-19" not in events and "2026-11-02" not in events
+    assert set(result.items) == {"events"}
+
+
+def test_code_items_keep_their_code_in_a_fence(service: RemembrancesService) -> None:
+    text = service.enrich_context("show me fetch_with_retry")
+    code = section(text, "Code")
+    assert "```python\ndef fetch_with_retry(client, url, policy=None):" in code
+    assert "raise TimeoutError" in code
+
+
+def test_enabled_can_be_switched_at_run_time(service: RemembrancesService) -> None:
+    enr = enricher(service)
+    prompt = "how many vacation days do I get?"
+    assert enr.enrich_context(prompt)
+    enr.enabled = False
+    assert enr.enrich_context(prompt) == ""
+    assert enr.enrich(prompt).plan is None  # not even planned
+    enr.config.enabled = True
+    assert enr.enrich_context(prompt)
+
+
+def test_thresholds_are_per_source(service: RemembrancesService) -> None:
+    prompt = "how should we handle HTTP 429 rate limits from the payment API?"
+    result = enricher(service, min_score={"kb": 1.0, "events": 0.55, "code": 0.55}).enrich(prompt)
+    assert all(item.score == 1.0 for item in result.items.get("kb", []))
+    assert result.items["events"]
+    everything = enricher(service, min_score=0.0).enrich("recommend a good science fiction novel")
+    assert everything.text  # with no threshold, the nearest neighbours always come back
+
+
+def test_sources_can_be_chosen(service: RemembrancesService) -> None:
+    result = enricher(service, sources=("code",)).enrich("explain fetch_with_retry backoff")
+    assert set(result.items) == {"code"}
+    assert "## Knowledge base" not in result.text
+
+
+def test_duplicates_are_removed(tmp_path: Path) -> None:
+    with remembrances.open(tmp_path / "m.db", embedder=HashEmbedder(64)) as svc:
+        title, text = DOCUMENTS["runbooks/retries.md"]
+        svc.kb.add(text, source="a/retries.md", title=title)
+        svc.kb.add(text, source="b/retries-copy.md", title=title)
+        result = enricher(svc, min_score=0.0).enrich("retry backoff idempotency")
+    texts = [item.text for item in result.items["kb"]]
+    assert len(texts) == len(set(texts)) >= 1
+    assert len(texts) < 4  # two documents of two chunks each, minus the copies
+
+
+@pytest.mark.parametrize(
+    ("max_chars", "section_chars", "item_chars"),
+    [(150, None, None), (400, 200, None), (900, 300, 120), (3000, 1000, 600), (6000, 3000, 1500)],
+)
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "how should we handle HTTP 429 rate limits in fetch_with_retry? what happened yesterday?",
+        "explain RetryPolicy, order_total, apply_discount and addToCart",
+    ],
+)
+def test_character_budgets_are_never_exceeded(
+    service: RemembrancesService,
+    prompt: str,
+    max_chars: int,
+    section_chars: int | None,
+    item_chars: int | None,
+) -> None:
+    enr = enricher(
+        service,
+        max_chars=max_chars,
+        section_chars=section_chars,
+        item_chars=item_chars,
+        min_score=0.0,
+    )
+    text = enr.enrich_context(prompt)
+    assert len(text) <= max_chars
+    for title in ("Knowledge base", "Events", "Code"):
+        body = section(text, title)
+        if body and section_chars is not None:
+            assert len(f"## {title}\n" + body.rstrip("\n")) <= section_chars
+    if max_chars >= 3000:
+        assert "## Knowledge base" in text and "## Code" in text
+    for line in text.splitlines():
+        if line.endswith("…"):  # a cut: at a sentence end, a line end or a word boundary
+            assert line.endswith(" …") and not line[:-2].endswith(" ")
+
+
+def test_token_budgets_are_checked_with_the_given_tokenizer(service: RemembrancesService) -> None:
+    calls = []
+
+    def count_tokens(text: str) -> int:
+        calls.append(len(text))
+        return len(re.findall(r"\w+|[^\w\s]", text))
+
+    prompt = (
+        "how should we handle HTTP 429 rate limits in fetch_with_retry? what happened yesterday?"
+    )
+    unlimited = enricher(service, max_chars=None, section_chars=None, min_score=0.0)
+    full = unlimited.enrich_context(prompt)
+    assert count_tokens(full) > 300
+    for budget in (60, 150, 300):
+        enr = enricher(
+            service,
+            max_chars=None,
+            section_chars=None,
+            max_tokens=budget,
+            section_tokens={"code": budget // 2},
+            tokenizer=count_tokens,
+            min_score=0.0,
+        )
+        text = enr.enrich_context(prompt)
+        assert text and count_tokens(text) <= budget
+        assert count_tokens("## Code\n" + section(text, "Code").rstrip("\n")) <= budget // 2
+    assert calls
+
+
+def test_a_source_that_raises_is_dropped_and_the_rest_returned(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with sabotaged_service(tmp_path) as svc:
+        enr = ContextEnricher(
+            svc, EnricherConfig(min_score=0.0), planner=FixedPlanner(code_query="EXPLODE retry")
+        )
+        result = enr.enrich("anything")
+    assert "code" in result.dropped and "embedding service exploded" in result.dropped["code"]
+    assert "## Knowledge base" in result.text and "## Code" not in result.text
+    assert "enrichment source 'code' dropped" in caplog.text
+
+
+def test_a_source_past_its_timeout_is_dropped(tmp_path: Path) -> None:
+    with sabotaged_service(tmp_path) as svc:
+        enr = ContextEnricher(
+            svc,
+            EnricherConfig(min_score=0.0, timeout=0.3),
+            planner=FixedPlanner(events_query="SLOW retry"),
+        )
+        result = enr.enrich("anything")
+        assert result.dropped == {"events": "timed out after 0.3 s"}
+        assert "## Knowledge base" in result.text and "## Events" not in result.text
+        SabotagedEmbedder.release.set()
+
+
+def test_any_failure_inside_gives_an_empty_string(
+    service: RemembrancesService, caplog: pytest.LogCaptureFixture
+) -> None:
+    class BrokenPlanner:
+        def plan(self, prompt: str) -> EnrichmentPlan:
+            raise RuntimeError("planner bug")
+
+    enr = ContextEnricher(service, planner=BrokenPlanner())
+    assert enr.enrich_context("how many vacation days do I get?") == ""
+    assert "planner bug" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "\udcff\udcfe lone surrogates about fetch_with_retry",
+        "\x00\x01\x02 vacation",
+        "AND OR NOT NEAR( \"retry * ^ - : '",
+        "retry " * 30_000,
+        "🙂 数据库 迁移 migration",
+        None,
+        42,
+        b"retry backoff",
+    ],
+)
+def test_hostile_prompts_never_raise(service: RemembrancesService, prompt: object) -> None:
+    text = service.enrich_context(prompt)  # type: ignore[arg-type]
+    assert isinstance(text, str)
+    text.encode("utf-8")
+
+
+def test_an_llm_planner_that_hangs_still_gives_context(service: RemembrancesService) -> None:
+    with ChatServer().running() as server:
+        hang = OpenAIChat("hang", base_url=server.url + "/v1", api_key="k")
+        llm = LLMPlanner(hang, timeout=0.5, now=lambda: NOW)
+        result = ContextEnricher(service, planner=llm).enrich("how many vacation days do I get?")
+    assert result.plan is not None and result.plan.planner == "heuristic (fallback)"
+    assert "Vacation policy" in result.text
+
+
+def test_an_llm_plan_drives_the_searches(service: RemembrancesService) -> None:
+    with ChatServer().running() as server:
+        server.plan = {
+            "kb_query": "",
+            "code_query": "order_total",
+            "events_query": "",
+            "code_limit": 1,
+        }
+        model = OpenAIChat("good", base_url=server.url + "/v1", api_key="k")
+        result = ContextEnricher(service, planner=LLMPlanner(model, now=lambda: NOW)).enrich(
+            "the thing Bob broke before the demo"
+        )
+    assert result.plan is not None and result.plan.planner == "llm:openai:good"
+    assert set(result.items) == {"code"} and len(result.items["code"]) == 1
+    assert "order_total" in result.text
+
+
+def test_many_threads_get_the_same_answers(service: RemembrancesService) -> None:
+    prompts = [
+        "how should we handle HTTP 429 rate limits from the payment API?",
+        "explain fetch_with_retry",
+        "how many vacation days do I get?",
+        "What happened yesterday?",
+        "recommend a good science fiction novel",
+    ]
+    enr = enricher(service, timeout=60.0)
+    expected = {p: enr.enrich_context(p) for p in prompts}
+    assert sum(1 for v in expected.values() if v) == 4
+    errors: list[BaseException] = []
+    got: list[tuple[str, str]] = []
+    lock = threading.Lock()
+
+    def worker(offset: int) -> None:
+        try:
+            for i in range(len(prompts)):
+                prompt = prompts[(i + offset) % len(prompts)]
+                text = enr.enrich_context(prompt)
+                with lock:
+                    got.append((prompt, text))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert len(got) == 12 * len(prompts)
+    for prompt, text in got:
+        assert text == expected[prompt], prompt
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"min_score": 1.5},
+        {"min_score": {"kb": -0.1}},
+        {"min_score": float("nan")},
+        {"sources": ("kb", "web")},
+        {"timeout": 0},
+        {"timeout": float("inf")},
+        {"max_chars": 0},
+        {"section_chars": {"kb": -5}},
+        {"item_chars": 2.5},
+        {"max_workers": 0},
+        {"tokenizer": "cl100k"},
+    ],
+)
+def test_bad_config_is_refused_with_a_typed_error(config: dict[str, object]) -> None:
+    with pytest.raises(InvalidInputError):
+        EnricherConfig(**config)  # type: ignore[arg-type]
+
+
+# -- a real embedder that misbehaves on chosen queries, and a fixed planner ----------
+
+
+class SabotagedEmbedder(HashEmbedder):
+    """Hashing vectors, except that queries with EXPLODE fail and queries with SLOW hang."""
+
+    release = threading.Event()
+
+    def embed_query(self, text: str) -> np.ndarray:
+        if "EXPLODE" in text:
+            raise RuntimeError("embedding service exploded")
+        if "SLOW" in text:
+            self.release.wait(10)
+        return super().embed_query(text)
+
+
+class FixedPlanner:
+    def __init__(self, **queries: str) -> None:
+        base = EnrichmentPlan(
+            kb_query="retry backoff", code_query="fetch_with_retry", events_query="deploy"
+        )
+        self._plan = replace(base, planner="fixed", **queries)
+
+    def plan(self, prompt: str) -> EnrichmentPlan:
+        return self._plan
+
+
+class _Closing:
+    def __init__(self, svc: RemembrancesService) -> None:
+        self.svc = svc
+
+    def __enter__(self) -> RemembrancesService:
+        return self.svc
+
+    def __exit__(self, *exc: object) -> None:
+        self.svc.close()
+
+
+def sabotaged_service(tmp_path: Path) -> _Closing:
+    SabotagedEmbedder.release.clear()
+    svc = remembrances.open(tmp_path / "m.db", embedder=SabotagedEmbedder(64))
+    populate(svc, tmp_path / "code")
+    return _Closing(svc)
