@@ -1,0 +1,226 @@
+"""Chunking: sizes, coverage, overlap, characters and headings, as properties."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from remembrances.chunking import Chunker, TextChunk, chunk_text, format_for, sections
+from remembrances.errors import InvalidInputError
+
+TOKENS = [
+    "word",
+    "alpha",
+    "beta.",
+    "Überprüfung",
+    "日本語の文章。",
+    "👍🏽",
+    "👨‍👩‍👧",
+    "e\u0301",
+    " ",
+    "  ",
+    "\n",
+    "\n\n",
+    "\n# Heading\n",
+    "\n## Sub heading\n",
+    "\n```\n# not a heading\n```\n",
+    ". ",
+    "? ",
+    "\t",
+    "x" * 40,
+]
+
+documents = st.lists(st.sampled_from(TOKENS), max_size=400).map("".join)
+any_text = st.text(st.characters(exclude_categories=("Cs",)), max_size=2000)
+
+
+def _settings() -> st.SearchStrategy[tuple[int, int]]:
+    return st.integers(16, 300).flatmap(
+        lambda size: st.tuples(st.just(size), st.integers(0, size // 2))
+    )
+
+
+def check_invariants(text: str, chunks: list[TextChunk], size: int, overlap: int) -> None:
+    covered = bytearray(len(text))
+    for chunk in chunks:
+        assert 0 < len(chunk.text) <= size
+        assert chunk.text == text[chunk.start : chunk.end]
+        assert chunk.text == chunk.text.strip()
+        covered[chunk.start : chunk.end] = b"\x01" * (chunk.end - chunk.start)
+    lost = [i for i, ch in enumerate(text) if not ch.isspace() and not covered[i]]
+    assert not lost, f"characters lost at {lost[:5]}"
+    for prev, nxt in zip(chunks, chunks[1:], strict=False):
+        assert nxt.start > prev.start
+        if nxt.section == prev.section:
+            assert prev.end - nxt.start <= overlap  # never more overlap than configured
+        else:
+            assert nxt.start >= prev.end  # no overlap across headings
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents, _settings())
+def test_structured_documents_keep_every_invariant(text: str, sizes: tuple[int, int]) -> None:
+    size, overlap = sizes
+    check_invariants(text, chunk_text(text, size=size, overlap=overlap), size, overlap)
+
+
+@settings(max_examples=100, deadline=None)
+@given(any_text, _settings(), st.sampled_from(["markdown", "rst", "text", "org", "asciidoc"]))
+def test_arbitrary_unicode_keeps_every_invariant(
+    text: str, sizes: tuple[int, int], format: str
+) -> None:
+    size, overlap = sizes
+    chunks = chunk_text(text, size=size, overlap=overlap, format=format)  # type: ignore[arg-type]
+    check_invariants(text, chunks, size, overlap)
+    for chunk in chunks:
+        chunk.text.encode("utf-8")  # whole code points only
+
+
+words = st.lists(
+    st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8), min_size=50, max_size=400
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(words, st.integers(60, 300), st.integers(1, 30))
+def test_prose_overlaps_by_about_the_configured_amount(
+    ws: list[str], size: int, overlap: int
+) -> None:
+    text = " ".join(ws)
+    chunks = chunk_text(text, size=size, overlap=overlap, format="text")
+    for prev, nxt in zip(chunks, chunks[1:], strict=False):
+        shared = prev.end - nxt.start
+        assert 0 < shared <= overlap
+        assert shared >= overlap - 9  # snapped to a word start; words are at most 8 letters
+        if overlap > 9:  # room for a whole word: the overlap starts at one
+            assert text[nxt.start - 1] == " "
+        assert prev.text.endswith(text[nxt.start : prev.end])
+
+
+def test_overlap_zero_means_chunks_do_not_share_text() -> None:
+    text = " ".join(f"w{i}" for i in range(500))
+    chunks = chunk_text(text, size=50, overlap=0, format="text")
+    assert len(chunks) > 5
+    for prev, nxt in zip(chunks, chunks[1:], strict=False):
+        assert nxt.start > prev.end
+
+
+def test_sizes_count_characters_not_bytes() -> None:
+    text = "日本語" * 400  # 1,200 characters, 3,600 UTF-8 bytes, no spaces
+    chunks = chunk_text(text, size=100, overlap=0, format="text")
+    assert [len(c.text) for c in chunks] == [100] * 12
+    assert "".join(c.text for c in chunks) == text
+
+
+def test_hard_cuts_keep_combining_marks_and_emoji_modifiers_with_their_base() -> None:
+    text = "e\u0301" * 300 + "👍🏽" * 100
+    for size in (16, 17, 33, 50):
+        for chunk in chunk_text(text, size=size, overlap=0, format="text"):
+            assert not chunk.text.startswith(("\u0301", "\U0001f3fd"))
+
+
+def test_paragraphs_are_preferred_over_sentences_and_sentences_over_words() -> None:
+    para1 = "First sentence here. Second sentence is here."
+    para2 = "Another paragraph begins. It has two sentences."
+    chunks = chunk_text(f"{para1}\n\n{para2}", size=60, overlap=0, format="text")
+    assert [c.text for c in chunks] == [para1, para2]
+    long = "One two three four five. Six seven eight nine ten. Eleven twelve thirteen."
+    chunks = chunk_text(long, size=55, overlap=0, format="text")
+    assert chunks[0].text == "One two three four five. Six seven eight nine ten."
+
+
+def test_markdown_heading_paths_follow_the_outline() -> None:
+    doc = (
+        "Preamble before any heading.\n\n"
+        "# Guide\n\nIntro.\n\n"
+        "## Install\n\n### Linux\n\nUse apt.\n\n### macOS\n\nUse brew.\n\n"
+        "```sh\n# a comment, not a heading\necho hi\n```\n\n"
+        "## Usage\n\nRun it.\n\n"
+        "Setext Title\n============\n\nUnder setext.\n"
+    )
+    chunks = chunk_text(doc, size=500, overlap=0)
+    paths = [c.heading_path for c in chunks]
+    assert paths == [
+        "",
+        "Guide",
+        "Guide > Install > Linux",  # the lone "## Install" leads its first sub-section
+        "Guide > Install > macOS",
+        "Guide > Usage",
+        "Setext Title",
+    ]
+    mac = chunks[3]
+    assert "# a comment, not a heading" in mac.text
+    assert mac.embed_text().startswith("Guide > Install > macOS\n\n### macOS")
+    assert mac.embed_text(title="Manual").startswith("Manual > Guide > Install > macOS")
+    assert mac.embed_text(title="Guide").startswith("Guide > Install")
+
+
+def test_long_sections_keep_their_heading_path_in_every_chunk() -> None:
+    doc = "# A\n\n## B\n\n" + "Words go on and on. " * 100
+    chunks = chunk_text(doc, size=120, overlap=20)
+    assert len(chunks) > 10
+    assert {c.heading_path for c in chunks} == {"A > B"}
+    assert all(c.embed_text().startswith("A > B\n\n") for c in chunks)
+
+
+def test_yaml_front_matter_is_not_a_heading() -> None:
+    doc = "---\ntitle: Notes\ntags: [a]\n---\n\nBody text.\n"
+    assert [path for _, _, path in sections(doc)] == [()]
+
+
+def test_restructuredtext_titles_nest_by_first_appearance() -> None:
+    doc = (
+        "=====\nGuide\n=====\n\nIntro.\n\n"
+        "Install\n-------\n\nHow.\n\n"
+        "Linux\n~~~~~\n\nApt.\n\n"
+        "Usage\n-------\n\nRun.\n"
+    )
+    chunks = chunk_text(doc, size=500, overlap=0, format="rst")
+    assert [c.heading_path for c in chunks] == [
+        "Guide",
+        "Guide > Install",
+        "Guide > Install > Linux",
+        "Guide > Usage",
+    ]
+    assert chunks[0].text.startswith("=====\nGuide")
+
+
+def test_asciidoc_and_org_headings() -> None:
+    adoc = "= Book\n\nIntro.\n\n== Part\n\nText.\n"
+    assert [c.heading_path for c in chunk_text(adoc, format="asciidoc")] == ["Book", "Book > Part"]
+    org = "* Tasks\nSome.\n** Done\nMore.\n"
+    assert [c.heading_path for c in chunk_text(org, format="org")] == ["Tasks", "Tasks > Done"]
+
+
+def test_plain_text_has_no_headings() -> None:
+    text = "# not a heading in a .txt file\n\nJust text.\n"
+    assert [c.heading_path for c in chunk_text(text, format="text")] == [""]
+
+
+def test_format_follows_the_file_extension() -> None:
+    assert format_for("notes/a.MD") == "markdown"
+    assert format_for("guide.rst") == "rst"
+    assert format_for("todo.org") == "org"
+    assert format_for("book.adoc") == "asciidoc"
+    assert format_for("readme.txt") == "text"
+    assert format_for("no-extension") == "markdown"
+    assert format_for(None) == "markdown"
+
+
+@pytest.mark.parametrize(
+    ("size", "overlap"), [(8, 0), (100, 51), (100, -1), (True, 0), (100, 2.5), ("100", 0)]
+)
+def test_bad_settings_are_refused(size: object, overlap: object) -> None:
+    with pytest.raises(InvalidInputError):
+        Chunker(size, overlap)  # type: ignore[arg-type]
+
+
+def test_bad_format_is_refused() -> None:
+    with pytest.raises(InvalidInputError, match="format"):
+        chunk_text("text", format="docx")  # type: ignore[arg-type]
+
+
+def test_empty_and_blank_text_give_no_chunks() -> None:
+    assert chunk_text("") == []
+    assert chunk_text(" \n\t\n ") == []
