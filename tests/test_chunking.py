@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -50,7 +52,7 @@ def check_invariants(text: str, chunks: list[TextChunk], size: int, overlap: int
         covered[chunk.start : chunk.end] = b"\x01" * (chunk.end - chunk.start)
     lost = [i for i, ch in enumerate(text) if not ch.isspace() and not covered[i]]
     assert not lost, f"characters lost at {lost[:5]}"
-    for prev, nxt in zip(chunks, chunks[1:], strict=False):
+    for prev, nxt in itertools.pairwise(chunks):
         assert nxt.start > prev.start
         if nxt.section == prev.section:
             assert prev.end - nxt.start <= overlap  # never more overlap than configured
@@ -89,7 +91,7 @@ def test_prose_overlaps_by_about_the_configured_amount(
 ) -> None:
     text = " ".join(ws)
     chunks = chunk_text(text, size=size, overlap=overlap, format="text")
-    for prev, nxt in zip(chunks, chunks[1:], strict=False):
+    for prev, nxt in itertools.pairwise(chunks):
         shared = prev.end - nxt.start
         assert 0 < shared <= overlap
         assert shared >= overlap - 9  # snapped to a word start; words are at most 8 letters
@@ -102,7 +104,7 @@ def test_overlap_zero_means_chunks_do_not_share_text() -> None:
     text = " ".join(f"w{i}" for i in range(500))
     chunks = chunk_text(text, size=50, overlap=0, format="text")
     assert len(chunks) > 5
-    for prev, nxt in zip(chunks, chunks[1:], strict=False):
+    for prev, nxt in itertools.pairwise(chunks):
         assert nxt.start > prev.end
 
 
