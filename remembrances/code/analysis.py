@@ -75,7 +75,7 @@ def analyze_source(
     chunks = file_chunks(path, language, data, symbols, budget=budget)
     names = {
         name: encode_positions(positions)
-        for name, positions in identifier_positions(language, tree).items()
+        for name, positions in identifier_positions(language, tree, data).items()
     }
     return FileAnalysis(
         path=path,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from pathlib import PurePosixPath
 
 from ..fts_query import split_identifier
 from ..records import Chunk
@@ -21,7 +20,7 @@ from .symbols import ExtractedSymbol
 DEFAULT_CHUNK_CHARS = 2000
 ELISION = " …"
 MAX_TERMS = 120
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+")
 
 
 def split_words(*texts: str) -> list[str]:
@@ -32,13 +31,13 @@ def split_words(*texts: str) -> list[str]:
     """
     words: dict[str, None] = {}
     for text in texts:
-        for token in _WORD.findall(text):
-            parts = split_identifier(token)
-            if len(parts) > 1:
-                for part in parts:
-                    words[part.lower()] = None
-                    if len(words) >= MAX_TERMS:
-                        return list(words)
+        for token in dict.fromkeys(_WORD.findall(text)):
+            if token.islower() or token.isupper() or token[1:].islower():
+                continue  # one word already: FTS5 indexes it as it is
+            for part in split_identifier(token):
+                words[part.lower()] = None
+            if len(words) >= MAX_TERMS:
+                return list(words)
     return list(words)
 
 
@@ -107,7 +106,7 @@ def _header(path: str, language: str, kind: str, qualified: str, docstring: str,
     first_line = docstring.strip().split("\n", 1)[0][:80]
     if first_line and first_line not in code:  # a leading comment, outside the symbol
         lines.append(docstring[:500])
-    terms = split_words(qualified, PurePosixPath(path).stem, code)
+    terms = split_words(qualified, path.rsplit("/", 1)[-1], code)
     if terms:
         lines.append("terms: " + " ".join(terms))
     return "\n".join(lines)
@@ -166,7 +165,7 @@ def file_chunks(
                     path=path,
                     language=language,
                     kind="file",
-                    name=PurePosixPath(path).name,
+                    name=path.rsplit("/", 1)[-1],
                     qualified=path,
                     code=text,
                     docstring="",

@@ -7,7 +7,9 @@ name, the positions where it occurs.
 
 from __future__ import annotations
 
+import re
 import threading
+from bisect import bisect_left
 
 from tree_sitter import Query, QueryCursor, Tree
 
@@ -48,6 +50,7 @@ _EXTRA_PATTERNS: dict[str, str] = {
     "bash": "(command_name (word) @id) (function_definition name: (word) @id)",
 }
 
+_NEWLINE = re.compile(rb"\n")
 _lock = threading.Lock()
 _queries: dict[str, Query | None] = {}
 
@@ -66,20 +69,24 @@ def identifiers_query(lang: str) -> Query | None:
     return _queries[lang]
 
 
-def identifier_positions(lang: str, tree: Tree) -> dict[str, list[tuple[int, int]]]:
+def identifier_positions(lang: str, tree: Tree, source: bytes) -> dict[str, list[tuple[int, int]]]:
     """``{name: [(line, column), ...]}`` with 1-based lines and byte columns."""
     query = identifiers_query(lang)
     if query is None:
         return {}
     nodes = QueryCursor(query).captures(tree.root_node).get("id", [])
-    found: dict[str, list[tuple[int, int]]] = {}
+    newlines = [m.start() for m in _NEWLINE.finditer(source)]
+    by_name: dict[bytes, list[tuple[int, int]]] = {}
     for node in nodes:
-        raw = node.text
-        if not raw or len(raw) > 200:
+        start, end = node.byte_range
+        if end - start > 200 or end <= start:
             continue
-        name = raw.decode("utf-8", "replace")
-        row, column = node.start_point
-        found.setdefault(name, []).append((row + 1, column + 1))
+        line = bisect_left(newlines, start)  # newlines before the token
+        column = start - (newlines[line - 1] + 1 if line else 0)
+        by_name.setdefault(source[start:end], []).append((line + 1, column + 1))
+    found: dict[str, list[tuple[int, int]]] = {}
+    for raw, positions in by_name.items():
+        found.setdefault(raw.decode("utf-8", "replace"), []).extend(positions)
     for positions in found.values():
         positions.sort()
     return found

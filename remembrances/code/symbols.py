@@ -211,6 +211,8 @@ _SIMPLE_KINDS: dict[str, str] = {
     "function_item": "function",
     "function_signature_item": "function",
     "class_definition": "class",
+    "class_declaration": "class",
+    "class": "class",
     "abstract_class_declaration": "class",
     "record_declaration": "class",
     "object_declaration": "object",
@@ -544,6 +546,8 @@ def _leading_comment(lang: str, anchor: Node) -> str:
     parts: list[str] = []
     row = anchor.start_point.row
     node = anchor.prev_named_sibling
+    if node is None and anchor.parent is not None and anchor.parent.type in _BODY_TYPES:
+        node = anchor.parent.prev_named_sibling  # Ruby: the comment sits before the body
     while node is not None and (node.type in comment_types or node.type in _BETWEEN):
         if node.end_point.row < row - 1:
             break
@@ -554,7 +558,7 @@ def _leading_comment(lang: str, anchor: Node) -> str:
             and (before.end_point.row == node.start_point.row)
         ):
             break  # a trailing comment of the line above
-        if node.type in comment_types:
+        if node.type in comment_types and not text_of(node).startswith("#!"):
             parts.append(text_of(node))
         row = node.start_point.row
         node = node.prev_named_sibling
@@ -593,12 +597,21 @@ def _signature(lang: str, found: _Found, source: bytes) -> str:
     if found.kind == "section" and found.name_node is not None:
         return text_of(found.name_node).strip()[:MAX_SIGNATURE]
     if body is not None and body.start_byte > start_node.start_byte:
-        raw = source[start_node.start_byte : body.start_byte].decode("utf-8", "replace")
+        end = body.start_byte
+        for child in node.children:  # a comment between the header and the body
+            if child.start_byte >= end:
+                break
+            if child.type in _COMMENTS.get(lang, _DEFAULT_COMMENTS) and child.start_byte > (
+                start_node.start_byte
+            ):
+                end = child.start_byte
+                break
+        raw = source[start_node.start_byte : end].decode("utf-8", "replace")
     else:
         raw = source[start_node.start_byte : start_node.end_byte].decode("utf-8", "replace")
         raw = raw.split("\n", 1)[0]
     signature = _SPACES.sub(" ", raw).strip()
-    tails = ("{", "=>", ":") if lang == "python" else ("{", "=>")
+    tails = ("{", "=>", ":") if lang == "python" else ("{", "=>", ";")
     for tail in tails:
         if signature.endswith(tail) and signature != tail:
             signature = signature[: -len(tail)].rstrip()
@@ -634,7 +647,9 @@ def extract_symbols(lang: str, tree: Tree, source: bytes) -> list[ExtractedSymbo
             stack.pop()
         parent = stack[-1] if stack else None
         kind = item.kind
-        if kind == "function" and parent is not None and parent.kind in CLASS_LIKE:
+        if kind == "function" and parent is not None and (
+            parent.kind in CLASS_LIKE or (lang == "ruby" and parent.kind == "module")
+        ):
             kind = "method"
         if lang == "go" and item.node.type == "method_declaration":
             kind = "method"
