@@ -20,7 +20,7 @@ from .symbols import ExtractedSymbol
 DEFAULT_CHUNK_CHARS = 2000
 ELISION = " …"
 MAX_TERMS = 120
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
 
 def split_words(*texts: str) -> list[str]:
@@ -101,8 +101,18 @@ def _elided(
     return "".join(pieces), own
 
 
+def name_words(name: str) -> str:
+    """``getUserName`` / ``get_user_name`` -> ``get user name``."""
+    parts: list[str] = []
+    for token in _WORD.findall(name.replace("_", " ")):
+        parts.extend(p.lower() for p in split_identifier(token))
+    return " ".join(parts)
+
+
 def _header(path: str, language: str, kind: str, qualified: str, docstring: str, code: str) -> str:
     lines = [f"{path} · {language} {kind} {qualified}"]
+    if kind != "file":  # the name's words once more: a hit on the name outranks a mention
+        lines.append(name_words(qualified.rsplit(".", 1)[-1]))
     first_line = docstring.strip().split("\n", 1)[0][:80]
     if first_line and first_line not in code:  # a leading comment, outside the symbol
         lines.append(docstring[:500])

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from repo_builder import MAX_FILE_BYTES, build_repo  # noqa: E402
-
-from remembrances import Store  # noqa: E402
-from remembrances.code import CodeIndexer  # noqa: E402
+from remembrances import Store
+from remembrances.code import CodeIndexer
+from tests.code.repo_builder import MAX_FILE_BYTES, build_repo
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import sample_sources as S
+from tests.code import sample_sources as S
 
 #: path -> (language, source)
 SOURCES: dict[str, tuple[str, str]] = {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-import sample_sources as S
+from tests.code import sample_sources as S
 
 from remembrances.code.analysis import analyze_source
 

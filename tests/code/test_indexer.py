@@ -1,0 +1,186 @@
+"""Indexing a repository: discovery rules, incremental runs, removal, failed embeddings."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from tests.conftest import FlakyEmbedder
+from tests.code.repo_builder import INDEXED, MAX_FILE_BYTES, write
+
+from remembrances import Store
+from remembrances.code import CodeIndexer
+from remembrances.embeddings import HashEmbedder
+
+
+def test_discovery_honours_gitignore_excludes_and_limits(code: CodeIndexer, repo: Path) -> None:
+    report = code.index(repo)
+    assert report.project == "shop"
+    stats = code.stats("shop")
+    assert stats.files == len(INDEXED)
+    assert report.files_indexed == len(INDEXED)
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert reasons["c/blob.c"] == "binary"
+    assert reasons["logo.png"] == "unsupported file type"
+    assert reasons["src/huge.py"].startswith("larger than the size limit")
+    assert reasons["src/loop"].startswith("symlink loop")
+    # Ignored and default-excluded files are neither indexed nor reported.
+    for hidden in (
+        "src/generated_skip.py",
+        "secret/hidden.py",
+        "debug.log",
+        "local_only.py",
+        "node_modules/lib/index.js",
+        "build/out.py",
+    ):
+        assert hidden not in reasons
+    assert code.find_symbol("generated") == []
+    assert code.find_symbol("hidden") == []
+    assert code.find_symbol("local") == []
+    assert code.find_symbol("vendored") == []
+    assert [s.path for s in code.find_symbol("kept")] == ["src/generated_keep.py"]
+    assert report.parse_errors == ["src/broken.py"]
+    assert [s.name for s in code.find_symbol("still_found")] == ["still_found"]
+    assert report.skipped_by_reason()["symlink loop"] == 1
+    assert report.files_seen == len(INDEXED) + len(report.skipped)
+    assert set(stats.languages) == {
+        "python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp",
+        "csharp", "ruby", "php", "kotlin", "swift", "bash", "markdown",
+    }
+
+
+def test_report_counts_and_timings(code: CodeIndexer, repo: Path, embedder: HashEmbedder) -> None:
+    report = code.index(repo, project="shop")
+    assert report.symbols == code.stats("shop").symbols > 60
+    assert report.chunks == code.stats("shop").chunks
+    assert report.embedded_chunks == report.chunks == embedder.calls
+    assert report.pending_embeddings == 0
+    assert report.embedding_error is None
+    for phase in ("discovery", "hashing", "parsing", "writing", "embedding", "text_searchable",
+                  "total"):
+        assert report.timings[phase] >= 0
+    assert report.to_dict()["files_skipped"] == len(report.skipped)
+
+
+def test_unchanged_repository_costs_no_parsing_and_no_embedding(
+    code: CodeIndexer, repo: Path, embedder: HashEmbedder
+) -> None:
+    first = code.index(repo)
+    calls = embedder.calls
+    chunk_ids = {c.id for c in code.store.get_source("code", "src/upload.py")}
+    second = code.index(repo)
+    assert second.files_indexed == 0
+    assert second.files_unchanged == first.files_indexed
+    assert second.chunks == 0 and second.symbols == 0
+    assert embedder.calls == calls
+    assert {c.id for c in code.store.get_source("code", "src/upload.py")} == chunk_ids
+
+
+def test_changed_file_is_replaced_and_only_it_is_embedded(
+    code: CodeIndexer, repo: Path, embedder: HashEmbedder
+) -> None:
+    code.index(repo)
+    calls = embedder.calls
+    path = repo / "src/upload.py"
+    path.write_text(
+        path.read_text().replace("def getUserName(self, request):", "def fetchAccount(self, request):")
+    )
+    report = code.index(repo)
+    assert report.files_indexed == 1
+    assert report.files_unchanged == len(INDEXED) - 1
+    # Only the chunks whose text changed needed new vectors (the rest were cached).
+    assert 0 < embedder.calls - calls < report.chunks
+    assert code.find_symbol("getUserName") == []
+    [symbol] = code.find_symbol("Session.fetchAccount")
+    assert symbol.path == "src/upload.py" and symbol.start_line == 25
+
+
+def test_vanished_files_are_removed_with_their_symbols(code: CodeIndexer, repo: Path) -> None:
+    code.index(repo)
+    assert code.find_symbol("Mailer")
+    os.remove(repo / "php/Mailer.php")
+    report = code.index(repo)
+    assert report.files_removed == 1
+    assert code.find_symbol("Mailer") == []
+    assert code.find_symbol("Mailer.send") == []
+    assert code.references("helper") == []
+    assert code.store.get_source("code", "php/Mailer.php") == []
+    assert all(h.path != "php/Mailer.php" for h in code.search("mail send retries", limit=50))
+    assert code.stats("shop").files == len(INDEXED) - 1
+
+
+def test_a_file_that_becomes_too_large_leaves_the_index(code: CodeIndexer, repo: Path) -> None:
+    code.index(repo)
+    write(repo / "src/upload.py", "Y = 2\n" * (MAX_FILE_BYTES // 6 + 10))
+    report = code.index(repo)
+    assert report.files_removed == 1
+    assert code.find_symbol("retry_upload") == []
+
+
+def test_failed_embedding_is_retried_by_the_next_run(db_path: Path, repo: Path) -> None:
+    flaky = FlakyEmbedder(64, fail_on="deploying")
+    store = Store(db_path, embedder=flaky)
+    try:
+        code = CodeIndexer(store, max_file_bytes=MAX_FILE_BYTES, workers=1)
+        report = code.index(repo)
+        assert report.embedding_error is not None
+        assert "embedding service unavailable" in report.embedding_error
+        assert report.pending_embeddings > 0
+        stats = code.stats("shop")
+        assert stats.pending_embeddings == report.pending_embeddings
+        assert stats.files_pending >= 1  # never marked indexed while vectors are missing
+        # Text search works already.
+        assert any(h.name == "deploy" for h in code.search("deploying", mode="text"))
+
+        flaky.fail_on = "\x00never"
+        again = code.index(repo)
+        assert again.files_indexed == 0  # nothing is parsed again
+        assert again.embedding_error is None
+        assert again.embedded_chunks == report.pending_embeddings
+        assert again.pending_embeddings == 0
+        assert again.files_embedded == stats.files_pending
+        assert code.stats("shop").files_pending == 0
+    finally:
+        store.close()
+
+
+def test_index_without_embedding_then_backfill(code: CodeIndexer, repo: Path) -> None:
+    report = code.index(repo, embed=False)
+    assert report.pending_embeddings == report.chunks > 0
+    assert code.stats("shop").files_pending == len(INDEXED)
+    assert code.search("retry upload", mode="text")[0].qualified_name == "retry_upload"
+    assert code.backfill("shop", limit=5) == 5
+    assert code.stats("shop").pending_embeddings == report.chunks - 5
+    assert code.backfill("shop") == report.chunks - 5
+    stats = code.stats("shop")
+    assert stats.pending_embeddings == 0 and stats.files_pending == 0
+
+
+def test_languages_filter_and_project_conflicts(code: CodeIndexer, repo: Path, tmp_path: Path) -> None:
+    report = code.index(repo, languages=["py", "Go"])
+    assert report.files_indexed == 5  # four python files and one go file
+    assert set(code.stats("shop").languages) == {"python", "go"}
+    other = tmp_path / "elsewhere" / "shop"
+    write(other / "a.py", "def a(): pass\n")
+    with pytest.raises(Exception, match="already indexed from"):
+        code.index(other)
+    assert code.index(other, project="shop-2").files_indexed == 1
+    assert [p.name for p in code.projects()] == ["shop", "shop-2"]
+    assert code.remove("shop-2") == 1
+    assert [p.name for p in code.projects()] == ["shop"]
+    assert code.store.count(kind="code", collection="shop-2") == 0
+
+
+def test_parsing_in_worker_processes_matches_parsing_in_process(
+    store: Store, tmp_path: Path
+) -> None:
+    root = tmp_path / "many"
+    for i in range(60):
+        write(root / f"pkg/mod_{i}.py", f"class Thing{i}:\n    def run_{i}(self):\n        return {i}\n")
+    parallel = CodeIndexer(store, workers=2).index(root, project="parallel", embed=False)
+    serial = CodeIndexer(store, workers=1).index(root, project="serial", embed=False)
+    assert parallel.files_indexed == serial.files_indexed == 60
+    assert parallel.symbols == serial.symbols == 120
+    [symbol] = store and CodeIndexer(store).find_symbol("Thing42.run_42", project="parallel")
+    assert symbol.path == "pkg/mod_42.py" and symbol.start_line == 2
