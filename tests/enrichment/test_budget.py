@@ -1,0 +1,124 @@
+"""Cutting text at sentence and line boundaries, and fitting items into budgets."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from remembrances.enrichment.budget import ELLIPSIS, Limits, cut_text, fit
+from remembrances.enrichment.render import HEADER, render_block
+from remembrances.enrichment.sources import ContextItem, code_item, event_item, kb_item
+
+PROSE = (
+    "Retries use exponential backoff. Each attempt doubles the delay! Is jitter added? "
+    "Yes, full jitter.\nThe Retry-After header always wins."
+)
+
+
+@pytest.mark.parametrize(
+    ("limit", "expected"),
+    [
+        (1000, PROSE),
+        (40, "Retries use exponential backoff." + ELLIPSIS),
+        (70, "Retries use exponential backoff. Each attempt doubles the delay!" + ELLIPSIS),
+        (len(PROSE) - 1, PROSE.rsplit("\n", 1)[0] + ELLIPSIS),
+    ],
+)
+def test_prose_is_cut_after_a_sentence_or_a_line(limit: int, expected: str) -> None:
+    assert cut_text(PROSE, limit) == expected
+    assert len(cut_text(PROSE, limit)) <= limit
+
+
+def test_a_first_sentence_too_long_falls_back_to_a_word_boundary() -> None:
+    text = "word " * 50
+    cut = cut_text(text, 33)
+    assert cut.endswith(ELLIPSIS) and len(cut) <= 33
+    assert cut[: -len(ELLIPSIS)].split() == ["word"] * 6
+
+
+def test_code_is_cut_at_line_ends_only() -> None:
+    code = "def f(x):\n    y = x + 1. Not a sentence end\n    return y\n"
+    assert cut_text(code, 40, code=True) == "def f(x):" + ELLIPSIS
+    assert cut_text("x = 1" * 40, 30, code=True) == ""  # one long line: nothing sensible
+
+
+def item(source: str, text: str, n: int = 0) -> ContextItem:
+    return ContextItem(source, f"{source}-origin-{n}", text, 0.9, f"{source}:{n}")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    texts=st.lists(st.text(min_size=1, max_size=600), min_size=1, max_size=8),
+    total=st.integers(min_value=20, max_value=3000),
+    section=st.one_of(st.none(), st.integers(min_value=10, max_value=1500)),
+    per_item=st.one_of(st.none(), st.integers(min_value=5, max_value=800)),
+)
+def test_fitted_blocks_never_exceed_any_budget(
+    texts: list[str], total: int, section: int | None, per_item: int | None
+) -> None:
+    ranked = {
+        source: [item(source, t, n) for n, t in enumerate(texts)] for source in ("kb", "code")
+    }
+    order = ("kb", "events", "code")
+    limits = Limits(
+        total_chars=total, section_chars={s: section for s in order}, item_chars=per_item
+    )
+    chosen = fit(ranked, order, limits, header=HEADER)
+    block = render_block(chosen, order, header=HEADER)
+    assert len(block) <= total
+    if section is not None:
+        for source in order:
+            if chosen[source]:
+                assert len(render_block(chosen, [source], header="")) <= section
+
+
+def test_sources_take_turns_so_one_cannot_crowd_out_another() -> None:
+    ranked = {
+        "kb": [item("kb", "A long KB passage. " * 20, n) for n in range(5)],
+        "code": [item("code", "x = 1\n", 0)],
+    }
+    limits = Limits(total_chars=600, section_chars={}, item_chars=None)
+    chosen = fit(ranked, ("kb", "code"), limits, header=HEADER)
+    assert chosen["code"] and chosen["kb"]
+
+
+def test_hits_are_read_from_mappings_and_nested_metadata() -> None:
+    kb = kb_item(
+        {
+            "source": "guide.md",
+            "title": "Guide",
+            "metadata": {"heading_path": "Guide > Setup > Linux"},
+            "text": "Install it.",
+            "score": 0.8,
+        }
+    )
+    assert kb.origin == "Guide › Setup › Linux (guide.md)" and kb.score == 0.8
+    event = event_item(
+        {"subject": "deploy", "content": "v2", "occurred_at": "2026-11-20T14:05:00Z", "id": 3}
+    )
+    assert event.origin == "deploy · 2026-11-20 14:05 UTC" and event.score is None
+    epoch = event_item({"subject": "x", "text": "y", "ts": datetime(2026, 1, 1, tzinfo=UTC)})
+    assert epoch.origin == "x · 2026-01-01 00:00 UTC"
+    code = code_item(
+        {
+            "path": "a/b.py",
+            "start_line": 3,
+            "end_line": 9,
+            "qualified_name": "C.m",
+            "kind": "method",
+            "code": "def m(self): ...",
+            "score": float("nan"),
+            "language": "Python",
+        }
+    )
+    assert code.origin == "a/b.py:3-9 C.m (method)" and code.score is None
+    assert code.language == "python"
+
+
+def test_a_hit_with_none_of_the_fields_still_renders() -> None:
+    for adapter in (kb_item, event_item, code_item):
+        result = adapter(object())
+        assert result.text == "" and result.origin
