@@ -84,6 +84,9 @@ def _metadata_json(metadata: Any) -> str:
         return "{}"
     if not isinstance(metadata, Mapping):
         raise InvalidInputError(f"metadata must be a mapping, not {type(metadata).__name__}")
+    bad_keys = [k for k in metadata if not isinstance(k, str)]
+    if bad_keys:
+        raise InvalidInputError(f"metadata keys must be strings (JSON), got {bad_keys[0]!r}")
     try:
         encoded = json.dumps(
             dict(metadata), ensure_ascii=False, allow_nan=False, sort_keys=True, default=str

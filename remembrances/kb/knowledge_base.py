@@ -67,6 +67,9 @@ def _metadata(metadata: Any) -> tuple[dict[str, Any], str]:
         return {}, "{}"
     if not isinstance(metadata, Mapping):
         raise InvalidInputError(f"metadata must be a mapping, not {type(metadata).__name__}")
+    bad_keys = [k for k in metadata if not isinstance(k, str)]
+    if bad_keys:
+        raise InvalidInputError(f"metadata keys must be strings (JSON), got {bad_keys[0]!r}")
     reserved = sorted(RESERVED_KEYS.intersection(metadata))
     if reserved:
         raise InvalidInputError(

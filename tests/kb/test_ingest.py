@@ -1,0 +1,252 @@
+"""Ingesting files and directories: incremental, scoped deletes, skips with reasons, watch."""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from pathlib import Path
+
+import pytest
+
+from remembrances import InvalidInputError, NotFoundError, Store
+from remembrances.embeddings import HashEmbedder
+from remembrances.kb import IngestReport, KnowledgeBase
+
+WAIT = 20.0  # generous: a watch pass is milliseconds, but CI machines stall
+
+
+@pytest.fixture
+def kb(store: Store) -> KnowledgeBase:
+    return KnowledgeBase(store)
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def bump_mtime(path: Path) -> None:
+    """Make a change visible even on file systems with coarse timestamps."""
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 2_000_000_000))
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    root = tmp_path / "notes"
+    write(root / "guide.md", "# Guide\n\n## Install\n\nUse apt.\n\n## Usage\n\nRun it.\n")
+    write(root / "todo.txt", "buy milk\n\ncall the plumber\n")
+    write(root / "api.rst", "API\n===\n\nThe endpoints.\n")
+    write(root / "book.adoc", "= Book\n\nChapter text.\n")
+    write(root / "agenda.org", "* Monday\nStandup.\n")
+    write(root / "deep" / "er" / "nested.markdown", "# Nested\n\nDeep note.\n")
+    write(root / "data.csv", "a,b\n1,2\n")  # not a default format
+    write(root / ".hidden.md", "hidden note")
+    write(root / "node_modules" / "pkg" / "readme.md", "vendored")
+    write(root / "build" / "out.md", "generated")
+    write(root / "drafts" / "keep.md", "a kept draft")
+    write(root / "drafts" / "wip.md", "work in progress")
+    write(root / ".gitignore", "build/\n*.log.md\n")
+    write(root / "drafts" / ".gitignore", "*.md\n!keep.md\n")
+    write(root / "x.log.md", "ignored by pattern")
+    return root
+
+
+EXPECTED = [
+    "agenda.org",
+    "api.rst",
+    "book.adoc",
+    "deep/er/nested.markdown",
+    "drafts/keep.md",
+    "guide.md",
+    "todo.txt",
+]
+
+
+def test_ingest_finds_text_formats_and_honours_gitignore(kb: KnowledgeBase, notes: Path) -> None:
+    report = kb.ingest(notes)
+    assert sorted(report.added) == EXPECTED
+    assert report.updated == report.removed == report.skipped == []
+    assert kb.count() == len(EXPECTED)
+    doc = kb.get(str(notes / "api.rst"))
+    assert (doc.title, doc.format, doc.path) == ("API", "rst", str(notes / "api.rst"))
+    assert doc.metadata == {"path": "api.rst"}
+    assert kb.get(str(notes / "todo.txt")).title == "todo.txt"  # no heading: the file name
+    hit = kb.search("apt install", limit=1)[0]
+    assert (hit.source, hit.heading_path) == (str(notes / "guide.md"), "Guide > Install")
+
+
+def test_patterns_choose_the_files(kb: KnowledgeBase, notes: Path) -> None:
+    report = kb.ingest(notes, patterns=["*.csv", "deep/**"])
+    assert sorted(report.added) == ["data.csv", "deep/er/nested.markdown"]
+    # Re-ingesting with other patterns does not delete files that still exist.
+    report = kb.ingest(notes, patterns=["*.org"])
+    assert report.added == ["agenda.org"] and report.removed == []
+    assert kb.count() == 3
+
+
+def test_a_second_pass_costs_nothing(
+    kb: KnowledgeBase, notes: Path, embedder: HashEmbedder
+) -> None:
+    kb.ingest(notes)
+    calls = embedder.calls
+    report = kb.ingest(notes)
+    assert sorted(report.unchanged) == EXPECTED
+    assert report.added == report.updated == report.removed == []
+    assert (report.embedded, embedder.calls) == (0, calls)
+
+
+def test_touched_but_unchanged_files_are_not_reembedded(
+    kb: KnowledgeBase, notes: Path, embedder: HashEmbedder
+) -> None:
+    kb.ingest(notes)
+    calls = embedder.calls
+    bump_mtime(notes / "guide.md")
+    report = kb.ingest(notes)
+    assert "guide.md" in report.unchanged and embedder.calls == calls
+    assert kb.ingest(notes).unchanged == report.unchanged  # and the new time is recorded
+
+
+def test_a_changed_file_is_replaced_and_only_changed_chunks_embedded(
+    kb: KnowledgeBase, notes: Path, embedder: HashEmbedder
+) -> None:
+    kb.ingest(notes)
+    calls = embedder.calls
+    guide = notes / "guide.md"
+    write(guide, guide.read_text().replace("Run it.", "Run it with --fast."))
+    bump_mtime(guide)
+    report = kb.ingest(notes)
+    assert report.updated == ["guide.md"]
+    assert (report.embedded, report.cached) == (1, 1)  # Usage changed, Install did not
+    assert embedder.calls == calls + 1
+    assert "--fast" in kb.get(str(guide)).text
+
+
+def test_deleted_files_are_removed_but_only_under_the_ingested_root(
+    kb: KnowledgeBase, notes: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    write(other / "elsewhere.md", "# Elsewhere\n\nkept forever")
+    kb.ingest(notes)
+    kb.ingest(other)
+    (notes / "todo.txt").unlink()
+    (notes / "deep" / "er" / "nested.markdown").unlink()
+    report = kb.ingest(notes)
+    assert sorted(report.removed) == ["deep/er/nested.markdown", "todo.txt"]
+    assert kb.count() == len(EXPECTED) - 2 + 1
+    assert kb.get(str(other / "elsewhere.md")).text.endswith("kept forever")
+    assert not kb.search("plumber", mode="text")
+    # A sub-directory ingest removes nothing outside it.
+    (notes / "guide.md").unlink()
+    assert kb.ingest(notes / "deep").removed == []
+    assert kb.ingest(notes).removed == ["guide.md"]
+
+
+def test_newly_ignored_files_are_removed(kb: KnowledgeBase, notes: Path) -> None:
+    kb.ingest(notes)
+    write(notes / ".gitignore", "build/\n*.log.md\ntodo.txt\n")
+    assert kb.ingest(notes).removed == ["todo.txt"]
+
+
+def test_unreadable_files_are_skipped_with_reasons(kb: KnowledgeBase, tmp_path: Path) -> None:
+    root = tmp_path / "mixed"
+    write(root / "ok.md", "fine")
+    write(root / "binary.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    write(root / "latin1.txt", "café".encode("latin-1"))
+    write(root / "utf16.txt", "hello".encode("utf-16"))
+    write(root / "empty.md", "")
+    write(root / "blank.md", "  \n\n\t ")
+    with open(root / "huge.md", "wb") as f:  # 50 MB, sparse: cheap to create
+        f.truncate(50 * 1024 * 1024)
+    report = kb.ingest(root)
+    assert report.added == ["ok.md"]
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert set(reasons) == {
+        "binary.md",
+        "latin1.txt",
+        "utf16.txt",
+        "empty.md",
+        "blank.md",
+        "huge.md",
+    }
+    assert "binary" in reasons["binary.md"]
+    assert "UTF-8" in reasons["latin1.txt"] and "offset 3" in reasons["latin1.txt"]
+    assert "UTF-16" in reasons["utf16.txt"]
+    assert "empty" in reasons["empty.md"]
+    assert "whitespace" in reasons["blank.md"]
+    assert "too large" in reasons["huge.md"] and "52,428,800" in reasons["huge.md"]
+    assert kb.count() == 1
+
+
+def test_a_50_mb_text_file_is_skipped_as_too_long_for_one_document(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    path = write(tmp_path / "big" / "log.txt", ("line of text\n" * 4_033_000))
+    assert path.stat().st_size > 50_000_000
+    report = kb.ingest(path.parent, max_bytes=100_000_000)
+    assert [s.path for s in report.skipped] == ["log.txt"]
+    assert "limit" in report.skipped[0].reason
+    assert kb.count() == 0
+
+
+def test_a_file_that_turns_binary_loses_its_document(kb: KnowledgeBase, notes: Path) -> None:
+    kb.ingest(notes)
+    write(notes / "todo.txt", b"\x00\x01\x02")
+    bump_mtime(notes / "todo.txt")
+    report = kb.ingest(notes)
+    assert report.removed == ["todo.txt"]
+    assert [s.path for s in report.skipped] == ["todo.txt"]
+
+
+def test_a_single_file_is_ingested_whatever_its_extension(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    path = write(tmp_path / "notes.log", "server restarted at noon")
+    report = kb.ingest(path, collection="logs")
+    assert report.added == ["notes.log"]
+    assert kb.get(str(path), collection="logs").text == "server restarted at noon"
+    assert kb.ingest(path, collection="logs").unchanged == ["notes.log"]
+
+
+def test_bad_ingest_arguments(kb: KnowledgeBase, tmp_path: Path) -> None:
+    with pytest.raises(NotFoundError, match="does not exist"):
+        kb.ingest(tmp_path / "missing")
+    with pytest.raises(InvalidInputError, match="patterns"):
+        kb.ingest(tmp_path, patterns="*.md")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="max_bytes"):
+        kb.ingest(tmp_path, max_bytes=0)
+    with pytest.raises(InvalidInputError, match="path"):
+        kb.ingest(42)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="interval"):
+        kb.watch(tmp_path, interval=0)
+
+
+def test_watch_keeps_a_directory_in_sync_until_stopped(kb: KnowledgeBase, tmp_path: Path) -> None:
+    root = tmp_path / "watched"
+    write(root / "first.md", "# First\n\nthe first note")
+    reports: queue.Queue[IngestReport] = queue.Queue()
+    stop = threading.Event()
+    passes: list[int] = []
+    thread = threading.Thread(
+        target=lambda: passes.append(
+            kb.watch(root, interval=0.02, stop_event=stop, on_change=reports.put)
+        )
+    )
+    thread.start()
+    try:
+        assert reports.get(timeout=WAIT).added == ["first.md"]
+        write(root / "second.md", "# Second\n\nthe second note")
+        assert reports.get(timeout=WAIT).added == ["second.md"]
+        (root / "first.md").unlink()
+        assert reports.get(timeout=WAIT).removed == ["first.md"]
+    finally:
+        stop.set()
+        thread.join(timeout=WAIT)
+    assert not thread.is_alive()
+    assert passes and passes[0] >= 3
+    assert [d.source for d in kb.list()] == [str(root / "second.md")]
