@@ -10,6 +10,8 @@ from ..errors import InvalidInputError
 from .plan import SOURCES
 from .render import HEADER
 
+#: Seconds a source may take (its query embedding included) before it is dropped.
+DEFAULT_TIMEOUT = 2.0
 #: Per-source ``min_score`` defaults; see :class:`EnricherConfig` for how they were chosen.
 DEFAULT_MIN_SCORE: dict[str, float] = {"kb": 0.55, "events": 0.55, "code": 0.55}
 
@@ -20,10 +22,11 @@ class EnricherConfig:
 
     - ``enabled``: off means ``enrich_context`` returns "" at once, without searching.
     - ``sources``: which layers to search, in the order their sections appear.
-    - ``timeout``: seconds for all searches (they run in parallel, so this is also
-      the worst-case wait); a source that has not answered by then is dropped.
-      2 s covers the local embedder and a remote embedding call; the searches
-      themselves take milliseconds.
+    - ``timeout``: seconds each source may take, one number or a mapping per
+      source; sources run in parallel, so the longest one is the worst-case
+      wait. A source that has not answered by then is dropped (and logged).
+      2 s covers the local embedder under load and a remote embedding call;
+      the searches themselves take milliseconds.
     - ``min_score``: a hit's normalised score (in [0, 1]) must reach this to be
       shown; one number for every source or a mapping per source. DEFAULTS
       (measured with the default local embedder, see docs/enrichment.md).
@@ -39,7 +42,7 @@ class EnricherConfig:
 
     enabled: bool = True
     sources: tuple[str, ...] = SOURCES
-    timeout: float = 2.0
+    timeout: float | Mapping[str, float] = 2.0
     min_score: float | Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_MIN_SCORE))
     max_chars: int | None = 6000
     section_chars: int | Mapping[str, int | None] | None = 3000
@@ -57,10 +60,13 @@ class EnricherConfig:
                 raise InvalidInputError(
                     f"unknown enrichment source {source!r}; use some of {', '.join(SOURCES)}"
                 )
-        if not _positive_number(self.timeout):
-            raise InvalidInputError(
-                f"timeout must be a positive number of seconds, not {self.timeout!r}"
-            )
+        for source in SOURCES:
+            timeout = self.timeout_for(source)
+            if not _positive_number(timeout):
+                raise InvalidInputError(
+                    f"timeout for {source!r} must be a positive number of seconds, "
+                    f"not {timeout!r}"
+                )
         for source in SOURCES:
             value = self.min_score_for(source)
             if not (isinstance(value, int | float) and not isinstance(value, bool)) or not (
@@ -82,6 +88,11 @@ class EnricherConfig:
             or (self.max_workers < 1)
         ):
             raise InvalidInputError("max_workers must be a positive integer")
+
+    def timeout_for(self, source: str) -> float:
+        if isinstance(self.timeout, Mapping):
+            return self.timeout.get(source, DEFAULT_TIMEOUT)
+        return self.timeout
 
     def min_score_for(self, source: str) -> float:
         if isinstance(self.min_score, Mapping):

@@ -12,7 +12,7 @@ import logging
 import re
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,24 +127,35 @@ class ContextEnricher:
         futures: dict[str, Future[tuple[list[ContextItem], float]]] = {
             source: pool.submit(_timed, SEARCHES[source], self.service, plan) for source in sources
         }
-        wait(futures.values(), timeout=self.config.timeout)
+        started = time.monotonic()
+        deadlines = {s: started + self.config.timeout_for(s) for s in sources}
+        pending = dict(futures)
         found: dict[str, list[ContextItem]] = {}
-        for source, future in futures.items():
-            if not future.done():
-                future.cancel()
-                reason = f"timed out after {self.config.timeout:g} s"
+        while pending:
+            now = time.monotonic()
+            for source in [s for s in pending if not pending[s].done() and now >= deadlines[s]]:
+                pending.pop(source).cancel()
+                reason = f"timed out after {self.config.timeout_for(source):g} s"
                 log.warning("enrichment source %r dropped: %s", source, reason)
                 result.dropped[source] = reason
-                continue
-            error = future.exception()
-            if error is not None:
-                reason = f"{type(error).__name__}: {error}"
-                log.warning("enrichment source %r dropped: %s", source, reason)
-                result.dropped[source] = reason[:500]
-                continue
-            items, elapsed = future.result()
-            found[source] = items
-            result.timings[f"{source}_ms"] = elapsed
+            for source in [s for s in pending if pending[s].done()]:
+                future = pending.pop(source)
+                error = future.exception()
+                if error is not None:
+                    reason = f"{type(error).__name__}: {error}"
+                    log.warning("enrichment source %r dropped: %s", source, reason)
+                    result.dropped[source] = reason[:500]
+                    continue
+                items, elapsed = future.result()
+                found[source] = items
+                result.timings[f"{source}_ms"] = elapsed
+            if pending:
+                next_deadline = min(deadlines[s] for s in pending)
+                wait(
+                    pending.values(),
+                    timeout=max(next_deadline - time.monotonic(), 0.0),
+                    return_when=FIRST_COMPLETED,
+                )
         return found
 
     @staticmethod

@@ -252,17 +252,23 @@ def test_a_source_that_raises_is_dropped_and_the_rest_returned(
     assert "enrichment source 'code' dropped" in caplog.text
 
 
-def test_a_source_past_its_timeout_is_dropped(tmp_path: Path) -> None:
+@pytest.mark.parametrize("timeout", [0.3, {"kb": 30.0, "events": 0.3, "code": 30.0}])
+def test_a_source_past_its_timeout_is_dropped(
+    tmp_path: Path, timeout: float | dict[str, float]
+) -> None:
     with sabotaged_service(tmp_path) as svc:
         enr = ContextEnricher(
             svc,
-            EnricherConfig(min_score=0.0, timeout=0.3),
+            EnricherConfig(min_score=0.0, timeout=timeout),
             planner=FixedPlanner(events_query="SLOW retry"),
         )
-        result = enr.enrich("anything")
+        try:
+            result = enr.enrich("anything")
+        finally:
+            SabotagedEmbedder.release.set()
         assert result.dropped == {"events": "timed out after 0.3 s"}
-        assert "## Knowledge base" in result.text and "## Events" not in result.text
-        SabotagedEmbedder.release.set()
+        assert "## Knowledge base" in result.text and "## Code" in result.text
+        assert "## Events" not in result.text
 
 
 def test_any_failure_inside_gives_an_empty_string(
@@ -367,6 +373,7 @@ def test_many_threads_get_the_same_answers(service: RemembrancesService) -> None
         {"sources": ("kb", "web")},
         {"timeout": 0},
         {"timeout": float("inf")},
+        {"timeout": {"kb": -1.0}},
         {"max_chars": 0},
         {"section_chars": {"kb": -5}},
         {"item_chars": 2.5},
