@@ -1,0 +1,113 @@
+"""Time parsing for the event log: everything ends up as aware UTC."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from remembrances import InvalidInputError
+from remembrances.events.times import (
+    from_micros,
+    parse_duration,
+    to_micros,
+    to_utc,
+    window,
+)
+
+
+@pytest.fixture
+def new_york(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Local time is America/New_York for the test (naive times are local)."""
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("30m", timedelta(minutes=30)),
+        ("12h", timedelta(hours=12)),
+        ("7d", timedelta(days=7)),
+        ("4w", timedelta(weeks=4)),
+        ("1h30m", timedelta(minutes=90)),
+        (" 2 days ", timedelta(days=2)),
+        ("1.5h", timedelta(minutes=90)),
+        ("45s", timedelta(seconds=45)),
+    ],
+)
+def test_durations(text: str, expected: timedelta) -> None:
+    assert parse_duration(text, "last") == expected
+
+
+@pytest.mark.parametrize(
+    "bad", ["", "7", "7x", "-1d", "0d", "d", "7d; DROP TABLE", math.nan, math.inf, -5, True, []]
+)
+def test_bad_durations(bad: object) -> None:
+    with pytest.raises(InvalidInputError, match="last"):
+        parse_duration(bad, "last")
+
+
+def test_numbers_and_timedeltas_are_durations() -> None:
+    assert parse_duration(90, "x") == timedelta(seconds=90)
+    assert parse_duration(timedelta(hours=1), "x") == timedelta(hours=1)
+    with pytest.raises(InvalidInputError):
+        parse_duration(timedelta(0), "x")
+
+
+def test_iso_strings_in_any_zone_become_utc() -> None:
+    expected = datetime(2026, 3, 8, 10, 0, tzinfo=UTC)
+    for text in (
+        "2026-03-08T10:00:00Z",
+        "2026-03-08T10:00:00+00:00",
+        "2026-03-08T20:00:00+10:00",
+        "2026-03-08T03:00:00-07:00",
+    ):
+        value = to_utc(text, "at")
+        assert value == expected and value.tzinfo is UTC
+
+
+def test_naive_times_are_local_time_including_dst(new_york: None) -> None:
+    # New York switches to EDT (UTC-4) on 2026-03-08 at 02:00.
+    assert to_utc(datetime(2026, 3, 7, 12, 0), "at") == datetime(2026, 3, 7, 17, 0, tzinfo=UTC)
+    assert to_utc(datetime(2026, 3, 9, 12, 0), "at") == datetime(2026, 3, 9, 16, 0, tzinfo=UTC)
+    assert to_utc("2026-03-09T12:00:00", "at") == datetime(2026, 3, 9, 16, 0, tzinfo=UTC)
+
+
+def test_epoch_seconds_and_micros_round_trip() -> None:
+    value = to_utc(1_795_000_000.123456, "at")
+    assert value.tzinfo is UTC
+    micros = to_micros(value)
+    assert from_micros(micros) == value
+    aware = datetime(2026, 11, 21, 5, 6, 7, 890123, tzinfo=ZoneInfo("Australia/Sydney"))
+    assert from_micros(to_micros(to_utc(aware, "at"))) == aware
+
+
+@pytest.mark.parametrize(
+    "bad", ["yesterday", "2026-13-01", "", math.nan, True, b"2026-01-01", [2026], 1e300]
+)
+def test_bad_times(bad: object) -> None:
+    with pytest.raises(InvalidInputError, match="at"):
+        to_utc(bad, "at")
+
+
+def test_window_takes_the_later_start_and_refuses_reversed_bounds() -> None:
+    now = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+    start, end = window(since="2026-11-01T00:00:00Z", last="1d", now=now)
+    assert (start, end) == (now - timedelta(days=1), None)
+    start, _ = window(since="2026-11-21T06:00:00-03:00", last="7d", now=now)
+    assert start == datetime(2026, 11, 21, 9, 0, tzinfo=UTC)
+    with pytest.raises(InvalidInputError, match="after until"):
+        window(since="2026-11-21T00:00:00Z", until="2026-11-20T00:00:00Z")
+    assert window() == (None, None)
+    fixed = timezone(timedelta(hours=5, minutes=30))
+    assert window(until=datetime(2026, 1, 1, 5, 30, tzinfo=fixed))[1] == datetime(
+        2026, 1, 1, tzinfo=UTC
+    )
