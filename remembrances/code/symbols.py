@@ -647,8 +647,10 @@ def extract_symbols(lang: str, tree: Tree, source: bytes) -> list[ExtractedSymbo
             stack.pop()
         parent = stack[-1] if stack else None
         kind = item.kind
-        if kind == "function" and parent is not None and (
-            parent.kind in CLASS_LIKE or (lang == "ruby" and parent.kind == "module")
+        if (
+            kind == "function"
+            and parent is not None
+            and (parent.kind in CLASS_LIKE or (lang == "ruby" and parent.kind == "module"))
         ):
             kind = "method"
         if lang == "go" and item.node.type == "method_declaration":

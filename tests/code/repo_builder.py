@@ -38,9 +38,7 @@ MENTIONS_PY = (
 )
 
 #: The files the indexer must index (everything else is ignored or skipped).
-INDEXED = sorted(
-    [*SOURCES, "src/broken.py", "src/mentions.py", "src/generated_keep.py"]
-)
+INDEXED = sorted([*SOURCES, "src/broken.py", "src/mentions.py", "src/generated_keep.py"])
 MAX_FILE_BYTES = 100_000
 
 

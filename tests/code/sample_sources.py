@@ -30,7 +30,7 @@ class Session:
         return request.user
 '''
 
-JAVASCRIPT = '''// Formats a price.
+JAVASCRIPT = """// Formats a price.
 export function formatPrice(cents) {
   return (cents / 100).toFixed(2);
 }
@@ -43,9 +43,9 @@ class Cart {
 
 const TAX_RATE = 0.2;
 const total = (items) => items.length;
-'''
+"""
 
-TYPESCRIPT = '''/** A shape with an area. */
+TYPESCRIPT = """/** A shape with an area. */
 export interface Shape {
   area(): number;
 }
@@ -63,15 +63,15 @@ enum Color {
   Red,
   Green,
 }
-'''
+"""
 
-TSX = '''// A greeting component.
+TSX = """// A greeting component.
 export function Greeting(props: { name: string }) {
   return <div>Hello {props.name}</div>;
 }
-'''
+"""
 
-GO = '''package server
+GO = """package server
 
 // Server serves requests.
 type Server struct {
@@ -93,9 +93,9 @@ func NewServer(addr string) *Server {
 }
 
 const DefaultPort = 8080
-'''
+"""
 
-RUST = '''/// A point in space.
+RUST = """/// A point in space.
 pub struct Point {
     x: i32,
 }
@@ -118,9 +118,9 @@ pub enum Direction {
 pub const ORIGIN: i32 = 0;
 
 fn main() {}
-'''
+"""
 
-JAVA = '''package app;
+JAVA = """package app;
 
 /** Repository of users. */
 public class UserRepository {
@@ -135,9 +135,9 @@ public class UserRepository {
         void changed();
     }
 }
-'''
+"""
 
-C = '''#include <stdio.h>
+C = """#include <stdio.h>
 
 #define BUFFER_SIZE 64
 
@@ -151,9 +151,9 @@ struct point {
 int add(int a, int b) {
     return a + b;
 }
-'''
+"""
 
-CPP = '''namespace geo {
+CPP = """namespace geo {
 
 // A vector type.
 class Vec {
@@ -166,9 +166,9 @@ public:
 int square(int x) {
     return x * x;
 }
-'''
+"""
 
-CSHARP = '''namespace Shop
+CSHARP = """namespace Shop
 {
     /// <summary>An order.</summary>
     public class Order
@@ -187,9 +187,9 @@ CSHARP = '''namespace Shop
         void Pay();
     }
 }
-'''
+"""
 
-RUBY = '''# Billing module.
+RUBY = """# Billing module.
 module Billing
   # An invoice.
   class Invoice
@@ -204,9 +204,9 @@ module Billing
     end
   end
 end
-'''
+"""
 
-PHP = '''<?php
+PHP = """<?php
 namespace App;
 
 /** Sends mail. */
@@ -221,9 +221,9 @@ class Mailer {
 function helper() {
     return 1;
 }
-'''
+"""
 
-KOTLIN = '''package demo
+KOTLIN = """package demo
 
 /** A shape. */
 interface Shape {
@@ -241,9 +241,9 @@ fun main() {
 }
 
 const val LIMIT = 10
-'''
+"""
 
-SWIFT = '''/// A vehicle.
+SWIFT = """/// A vehicle.
 class Car {
     func drive() {
     }
@@ -259,9 +259,9 @@ protocol Drivable {
 
 func honk() {
 }
-'''
+"""
 
-BASH = '''#!/bin/bash
+BASH = """#!/bin/bash
 # Deploys the app.
 deploy() {
   echo "deploying"
@@ -272,9 +272,9 @@ function cleanup {
 }
 
 deploy
-'''
+"""
 
-MARKDOWN = '''# Guide
+MARKDOWN = """# Guide
 
 Intro text.
 
@@ -289,4 +289,4 @@ Use apt.
 ## Usage
 
 Call it.
-'''
+"""

@@ -6,12 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.conftest import FlakyEmbedder
-from tests.code.repo_builder import INDEXED, MAX_FILE_BYTES, write
 
 from remembrances import Store
 from remembrances.code import CodeIndexer
 from remembrances.embeddings import HashEmbedder
+from tests.code.repo_builder import INDEXED, MAX_FILE_BYTES, write
+from tests.conftest import FlakyEmbedder
 
 
 def test_discovery_honours_gitignore_excludes_and_limits(code: CodeIndexer, repo: Path) -> None:
@@ -45,8 +45,22 @@ def test_discovery_honours_gitignore_excludes_and_limits(code: CodeIndexer, repo
     assert report.skipped_by_reason()["symlink loop"] == 1
     assert report.files_seen == len(INDEXED) + len(report.skipped)
     assert set(stats.languages) == {
-        "python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp",
-        "csharp", "ruby", "php", "kotlin", "swift", "bash", "markdown",
+        "python",
+        "javascript",
+        "typescript",
+        "tsx",
+        "go",
+        "rust",
+        "java",
+        "c",
+        "cpp",
+        "csharp",
+        "ruby",
+        "php",
+        "kotlin",
+        "swift",
+        "bash",
+        "markdown",
     }
 
 
@@ -57,8 +71,15 @@ def test_report_counts_and_timings(code: CodeIndexer, repo: Path, embedder: Hash
     assert report.embedded_chunks == report.chunks == embedder.calls
     assert report.pending_embeddings == 0
     assert report.embedding_error is None
-    for phase in ("discovery", "hashing", "parsing", "writing", "embedding", "text_searchable",
-                  "total"):
+    for phase in (
+        "discovery",
+        "hashing",
+        "parsing",
+        "writing",
+        "embedding",
+        "text_searchable",
+        "total",
+    ):
         assert report.timings[phase] >= 0
     assert report.to_dict()["files_skipped"] == len(report.skipped)
 
@@ -84,7 +105,9 @@ def test_changed_file_is_replaced_and_only_it_is_embedded(
     calls = embedder.calls
     path = repo / "src/upload.py"
     path.write_text(
-        path.read_text().replace("def getUserName(self, request):", "def fetchAccount(self, request):")
+        path.read_text().replace(
+            "def getUserName(self, request):", "def fetchAccount(self, request):"
+        )
     )
     report = code.index(repo)
     assert report.files_indexed == 1
@@ -157,7 +180,9 @@ def test_index_without_embedding_then_backfill(code: CodeIndexer, repo: Path) ->
     assert stats.pending_embeddings == 0 and stats.files_pending == 0
 
 
-def test_languages_filter_and_project_conflicts(code: CodeIndexer, repo: Path, tmp_path: Path) -> None:
+def test_languages_filter_and_project_conflicts(
+    code: CodeIndexer, repo: Path, tmp_path: Path
+) -> None:
     report = code.index(repo, languages=["py", "Go"])
     assert report.files_indexed == 5  # four python files and one go file
     assert set(code.stats("shop").languages) == {"python", "go"}
@@ -177,7 +202,10 @@ def test_parsing_in_worker_processes_matches_parsing_in_process(
 ) -> None:
     root = tmp_path / "many"
     for i in range(60):
-        write(root / f"pkg/mod_{i}.py", f"class Thing{i}:\n    def run_{i}(self):\n        return {i}\n")
+        write(
+            root / f"pkg/mod_{i}.py",
+            f"class Thing{i}:\n    def run_{i}(self):\n        return {i}\n",
+        )
     parallel = CodeIndexer(store, workers=2).index(root, project="parallel", embed=False)
     serial = CodeIndexer(store, workers=1).index(root, project="serial", embed=False)
     assert parallel.files_indexed == serial.files_indexed == 60

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from tests.code import sample_sources as S
 
 from remembrances.code.analysis import analyze_source
+from tests.code import sample_sources as S
 
 # (kind, qualified name, start line, end line, docstring) in source order.
 EXPECTED: dict[str, tuple[str, list[tuple[str, str, int, int, str]]]] = {
@@ -174,8 +174,7 @@ def test_symbols_per_language(language: str) -> None:
     analysis = analyze_source("f", language, source.encode())
     assert not analysis.has_error
     got = [
-        (s.kind, s.qualified_name, s.start_line, s.end_line, s.docstring)
-        for s in analysis.symbols
+        (s.kind, s.qualified_name, s.start_line, s.end_line, s.docstring) for s in analysis.symbols
     ]
     assert got == expected
 
@@ -204,7 +203,9 @@ def test_signatures_and_parents() -> None:
 
 
 def test_syntax_error_keeps_the_valid_symbols() -> None:
-    analysis = analyze_source("b.py", "python", b"def broken(:\n    pass\n\ndef ok():\n    return 1\n")
+    analysis = analyze_source(
+        "b.py", "python", b"def broken(:\n    pass\n\ndef ok():\n    return 1\n"
+    )
     assert analysis.has_error
     assert "ok" in [s.name for s in analysis.symbols]
 
@@ -225,7 +226,9 @@ def test_long_symbol_is_split_into_parts_not_truncated() -> None:
 
 
 def test_code_outside_symbols_and_files_without_symbols_get_chunks() -> None:
-    module = analyze_source("m.py", "python", b"import os\nprint(os.getcwd())\n\ndef f():\n    pass\n")
+    module = analyze_source(
+        "m.py", "python", b"import os\nprint(os.getcwd())\n\ndef f():\n    pass\n"
+    )
     file_chunks = [c for c in module.chunks if c.metadata["kind"] == "file"]
     assert len(file_chunks) == 1
     assert "print(os.getcwd())" in file_chunks[0].text
@@ -237,6 +240,8 @@ def test_code_outside_symbols_and_files_without_symbols_get_chunks() -> None:
 
 def test_camel_case_identifiers_are_split_into_the_indexed_text() -> None:
     analysis = analyze_source("u.py", "python", S.PYTHON.encode())
-    chunk = next(c for c in analysis.chunks if c.metadata["qualified_name"] == "Session.getUserName")
+    chunk = next(
+        c for c in analysis.chunks if c.metadata["qualified_name"] == "Session.getUserName"
+    )
     header = chunk.text[: chunk.metadata["code_offset"]]
     assert "get user name" in header

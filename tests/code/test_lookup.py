@@ -1,0 +1,161 @@
+"""Search, find_symbol, outline, references, projects, stats and remove."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from remembrances.code import CodeIndexer
+from remembrances.errors import InvalidInputError, NotFoundError
+
+
+@pytest.fixture
+def indexed(code: CodeIndexer, repo: Path) -> CodeIndexer:
+    code.index(repo)
+    return code
+
+
+def test_search_returns_symbol_fields_path_and_code(indexed: CodeIndexer) -> None:
+    hits = indexed.search("retry a failed upload with backoff", project="shop")
+    top = hits[0]
+    assert top.qualified_name == "retry_upload"
+    assert top.kind == "function" and top.language == "python"
+    assert top.path == "src/upload.py"
+    assert (top.start_line, top.end_line) == (7, 11)
+    assert top.code.startswith("def retry_upload(path: str")
+    assert top.code.rstrip().endswith("return False")
+    assert top.signature.startswith("def retry_upload(")
+    assert top.docstring == "Retry a failed upload with exponential backoff."
+    assert top.symbol_id is not None
+    [symbol] = indexed.find_symbol("retry_upload")
+    assert symbol.id == top.symbol_id
+    assert 0.0 <= top.score <= 1.0
+
+
+def test_identifier_words_match_camel_case_names(indexed: CodeIndexer) -> None:
+    hits = indexed.search("get user name", mode="text", limit=3)
+    assert hits[0].qualified_name == "Session.getUserName"
+    hits = indexed.search("format price", mode="text", limit=3)
+    assert hits[0].qualified_name == "formatPrice"
+    assert hits[0].language == "javascript"
+
+
+def test_search_filters_by_language_kind_and_path(indexed: CodeIndexer) -> None:
+    hits = indexed.search("area shape", languages=["rust"], limit=20)
+    assert hits and {h.language for h in hits} == {"rust"}
+    hits = indexed.search("area shape", kinds=["method"], limit=20)
+    assert hits and {h.kind for h in hits} == {"method"}
+    assert {"Shape.area", "Circle.area", "Box.area"} <= {h.qualified_name for h in hits}
+    hits = indexed.search("area", path="web", limit=20)
+    assert hits and {h.path for h in hits} <= {"web/shapes.ts", "web/cart.js", "web/greeting.tsx"}
+    hits = indexed.search("area", path="web/shapes.ts", limit=20)
+    assert hits and {h.path for h in hits} == {"web/shapes.ts"}
+    assert indexed.search("area", path="nowhere", limit=20) == []
+    hits = indexed.search("area", project="shop", languages="ts", kinds="enum")
+    assert [h.qualified_name for h in hits] == ["Color"]  # the only TypeScript enum
+
+
+def test_markdown_sections_are_searchable(indexed: CodeIndexer) -> None:
+    hits = indexed.search("installer apt", languages=["markdown"], mode="text")
+    assert hits[0].kind == "section"
+    assert hits[0].qualified_name in ("Guide > Install", "Guide > Install > Linux")
+
+
+def test_find_symbol_by_name_and_qualified_name(indexed: CodeIndexer) -> None:
+    sends = indexed.find_symbol("send")
+    assert sorted(s.qualified_name for s in sends) == [
+        "Mailer.send",
+        "Session.Adapter.send",
+        "Session.send",
+    ]
+    [session_send] = indexed.find_symbol("Session.send")
+    assert session_send.path == "src/upload.py"
+    assert (session_send.start_line, session_send.end_line) == (21, 23)
+    assert session_send.parent == "Session"
+    assert session_send.docstring == "Send a request."
+    [adapter_send] = indexed.find_symbol("Adapter.send")  # a qualified suffix
+    assert adapter_send.qualified_name == "Session.Adapter.send"
+    assert [s.qualified_name for s in indexed.find_symbol("geo::Vec")] == ["geo.Vec"]
+    assert [s.kind for s in indexed.find_symbol("Point", kind="struct")] == ["struct"]
+    assert {s.kind for s in indexed.find_symbol("Point")} == {"struct", "impl", "type"}
+    assert (
+        indexed.find_symbol("SESSION")[0].qualified_name == "Session"
+    )  # case-insensitive fallback
+    assert indexed.find_symbol("no_such_symbol") == []
+    assert indexed.find_symbol("100%_sure") == []  # LIKE wildcards are escaped
+
+
+def test_outline_is_the_nested_symbol_tree(indexed: CodeIndexer, repo: Path) -> None:
+    outline = indexed.outline("src/upload.py")
+    assert [n.symbol.qualified_name for n in outline] == ["MAX_RETRIES", "retry_upload", "Session"]
+    session = outline[2]
+    assert [c.symbol.name for c in session.children] == ["Adapter", "send", "getUserName"]
+    assert [c.symbol.name for c in session.children[0].children] == ["send"]
+    same = indexed.outline(repo / "src/upload.py", project="shop")  # an absolute path works too
+    assert [n.symbol.name for n in same] == ["MAX_RETRIES", "retry_upload", "Session"]
+    assert outline[2].to_dict()["children"][0]["name"] == "Adapter"
+    with pytest.raises(NotFoundError):
+        indexed.outline("src/missing.py")
+
+
+def test_references_are_identifier_tokens_not_substrings(indexed: CodeIndexer) -> None:
+    refs = indexed.references("getUserName")
+    assert [(r.path, r.line) for r in refs] == [
+        ("src/mentions.py", 5),
+        ("src/upload.py", 23),
+        ("src/upload.py", 25),
+    ]
+    # Not the comment on line 1 nor the string on line 2 of mentions.py.
+    by_line = {(r.path, r.line): r for r in refs}
+    assert by_line[("src/upload.py", 25)].is_definition
+    assert not by_line[("src/upload.py", 23)].is_definition
+    assert by_line[("src/upload.py", 23)].symbol == "Session.send"
+    assert by_line[("src/mentions.py", 5)].symbol == "caller"
+    assert by_line[("src/upload.py", 23)].line_text.strip() == "return self.getUserName(request)"
+    assert by_line[("src/upload.py", 23)].column == 21
+    assert not any(r.stale for r in refs)
+    assert indexed.references("Session.getUserName") == refs  # the last part is the name
+    assert indexed.references("getUser") == []  # no substring matches
+
+
+def test_references_flag_files_changed_since_indexing(indexed: CodeIndexer, repo: Path) -> None:
+    path = repo / "src/mentions.py"
+    path.write_text(path.read_text() + "\n# edited\n")
+    refs = [r for r in indexed.references("caller") if r.path == "src/mentions.py"]
+    assert refs and all(r.stale for r in refs)
+
+
+def test_projects_stats_and_remove(indexed: CodeIndexer, repo: Path) -> None:
+    [project] = indexed.projects()
+    assert project.name == "shop" and project.root == str(repo.resolve())
+    stats = indexed.stats("shop")
+    assert stats.symbol_kinds["method"] >= 20
+    assert stats.files_with_errors == 1
+    assert stats.pending_embeddings == 0
+    assert stats.chunks == indexed.store.count(kind="code", collection="shop")
+    files = stats.files
+    assert indexed.remove("shop") == files
+    assert indexed.projects() == []
+    assert indexed.find_symbol("Session") == []
+    assert indexed.search("session send") == []
+    assert indexed.store.count(kind="code") == 0
+    with pytest.raises(NotFoundError, match="no code project named 'shop'"):
+        indexed.stats("shop")
+    with pytest.raises(NotFoundError):
+        indexed.remove("shop")
+
+
+def test_lookup_rejects_bad_arguments(indexed: CodeIndexer) -> None:
+    with pytest.raises(InvalidInputError):
+        indexed.find_symbol("")
+    with pytest.raises(InvalidInputError):
+        indexed.find_symbol(42)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError):
+        indexed.references("   ")
+    with pytest.raises(InvalidInputError, match="unknown language"):
+        indexed.search("x", languages=["cobol"])
+    with pytest.raises(InvalidInputError):
+        indexed.search("x", limit=0)
+    with pytest.raises(InvalidInputError):
+        indexed.search("x", project="")
