@@ -66,10 +66,12 @@ def label_of(record: Mapping[str, Any]) -> str:
     parts: list[str] = []
     name = _first(record, "title", "subject", "qualified_name", "name")
     heading = record.get("heading_path")
+    heading_parts = heading.split(" > ") if isinstance(heading, str) and heading else []
+    if name and heading_parts and heading_parts[0] == name:
+        heading_parts = heading_parts[1:]  # the title is the top heading: say it once
     if name:
         parts.append(name)
-    if isinstance(heading, str) and heading and heading != name:
-        parts.append(heading.replace(" > ", " › "))
+    parts.extend(heading_parts)
     head = " › ".join(parts)
     location = _first(record, "path", "source", "file")
     start, end = record.get("start_line"), record.get("end_line")
