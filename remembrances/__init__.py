@@ -13,6 +13,7 @@ from .errors import (
     RemembrancesError,
     RerankerNotConfiguredError,
     SchemaVersionError,
+    StorageError,
 )
 from .records import Chunk, SearchResult, StoredChunk, WriteReport
 from .service import RemembrancesService, open
@@ -34,6 +35,7 @@ __all__ = [
     "SchemaVersionError",
     "SearchResult",
     "Store",
+    "StorageError",
     "StoredChunk",
     "WriteReport",
     "open",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import apsw
 import sqlite_vec
 
-from .errors import ReadOnlyError, RemembrancesError
+from .errors import ReadOnlyError, RemembrancesError, StorageError
 
 #: An apsw connection, typed loosely: apsw types every value as the union of SQLite
 #: types, and our SQL knows what each column holds.
@@ -36,29 +37,54 @@ def connect(path: str | os.PathLike[str], *, read_only: bool = False) -> apsw.Co
         flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
     try:
         conn = apsw.Connection(str(path), flags=flags)
-        # Wait (instead of failing with "database is locked") while another
-        # process holds the write lock.
-        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-        conn.enable_load_extension(True)
-        conn.load_extension(sqlite_vec.loadable_path())
-        conn.enable_load_extension(False)
-        if not read_only:
-            # WAL: readers never block the writer and the writer never blocks readers.
-            conn.execute("PRAGMA journal_mode=WAL")
-        # In WAL mode NORMAL is durable across application crashes (not power loss)
-        # and avoids an fsync per commit.
-        conn.execute("PRAGMA synchronous=NORMAL")
-        # Domain tables reference each other (files -> projects, symbols -> files).
-        conn.execute("PRAGMA foreign_keys=ON")
-        # 64 MiB page cache: vec0 bulk inserts slow down sharply with the default 2 MiB.
-        conn.execute("PRAGMA cache_size=-65536")
-        # Temporary b-trees (sorts, large IN lists) in memory, not in temp files.
-        conn.execute("PRAGMA temp_store=MEMORY")
+        try:
+            _configure(conn)
+        except apsw.ReadOnlyError:
+            # A WAL file in a folder this user cannot write (no -shm can be made):
+            # readable only as an immutable snapshot.
+            conn.close()
+            uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?immutable=1"
+            conn = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+            _configure(conn)
     except apsw.CantOpenError as exc:
         raise RemembrancesError(f"cannot open the memory file {str(path)!r}: {exc}") from exc
     except apsw.NotADBError as exc:
         raise RemembrancesError(f"{str(path)!r} is not a SQLite database: {exc}") from exc
     return conn
+
+
+def _configure(conn: apsw.Connection) -> None:
+    # Wait (instead of failing with "database is locked") while another
+    # process holds the write lock.
+    conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+    conn.enable_load_extension(True)
+    conn.load_extension(sqlite_vec.loadable_path())
+    conn.enable_load_extension(False)
+    if not conn.readonly("main"):
+        # WAL: readers never block the writer and the writer never blocks readers.
+        conn.execute("PRAGMA journal_mode=WAL")
+    # In WAL mode NORMAL is durable across application crashes (not power loss)
+    # and avoids an fsync per commit.
+    conn.execute("PRAGMA synchronous=NORMAL")
+    # Domain tables reference each other (files -> projects, symbols -> files).
+    conn.execute("PRAGMA foreign_keys=ON")
+    # 64 MiB page cache: vec0 bulk inserts slow down sharply with the default 2 MiB.
+    conn.execute("PRAGMA cache_size=-65536")
+    # Temporary b-trees (sorts, large IN lists) in memory, not in temp files.
+    conn.execute("PRAGMA temp_store=MEMORY")
+
+
+def _storage_error(exc: BaseException, path: str) -> BaseException:
+    """SQLite's write failures as typed errors a user can act on; others unchanged."""
+    if isinstance(exc, apsw.FullError):
+        return StorageError(f"the disk holding {path!r} is full; free space and retry ({exc})")
+    if isinstance(exc, apsw.ReadOnlyError):
+        return ReadOnlyError(f"{path!r} is not writable: {exc}")
+    if isinstance(exc, apsw.IOError):
+        return StorageError(f"I/O error writing {path!r} (disk full or failing?): {exc}")
+    if isinstance(exc, apsw.BusyError):
+        return StorageError(f"{path!r} is locked by another writer; try again ({exc})")
+    return exc
 
 
 class Database:
@@ -75,6 +101,11 @@ class Database:
         self.path = str(path)
         self.read_only = read_only
         self.conn = connect(path, read_only=read_only)
+        # SQLite opens a file it cannot write read-only: searches work, writes are refused.
+        self.read_only_reason = "it was opened with read_only=True"
+        if not read_only and self.conn.readonly("main"):
+            self.read_only = True
+            self.read_only_reason = "the file is not writable by this user"
         self.lock = threading.RLock()
         self._depth = 0
 
@@ -86,7 +117,7 @@ class Database:
     def write(self) -> Iterator[Connection]:
         """A write transaction; nested calls join the outer one."""
         if self.read_only:
-            raise ReadOnlyError(f"{self.path!r} was opened read-only; open it without read_only")
+            raise ReadOnlyError(f"cannot write to {self.path!r}: {self.read_only_reason}")
         with self.lock:
             if self._depth:
                 self._depth += 1
@@ -99,20 +130,24 @@ class Database:
                 self.conn.execute("BEGIN IMMEDIATE")
             except apsw.ReadOnlyError as exc:
                 raise ReadOnlyError(f"{self.path!r} is not writable: {exc}") from exc
+            except apsw.BusyError as exc:
+                raise StorageError(
+                    f"{self.path!r} stayed locked by another writer for "
+                    f"{BUSY_TIMEOUT_MS // 1000} s; try again"
+                ) from exc
             self._depth = 1
             try:
                 yield self.conn
-            except BaseException:
-                self._depth = 0
-                self.conn.execute("ROLLBACK")
-                raise
-            self._depth = 0
-            try:
                 self.conn.execute("COMMIT")
-            except BaseException:
+            except BaseException as exc:
                 if not self.conn.get_autocommit():
                     self.conn.execute("ROLLBACK")
-                raise
+                mapped = _storage_error(exc, self.path)
+                if mapped is exc:
+                    raise
+                raise mapped from exc
+            finally:
+                self._depth = 0
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Connection]:

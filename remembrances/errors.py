@@ -44,3 +44,7 @@ class NotFoundError(RemembrancesError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class StorageError(RemembrancesError):
+    """The file cannot be written: disk full, I/O error, or locked for too long."""

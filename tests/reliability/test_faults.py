@@ -1,0 +1,106 @@
+"""A full disk and an unwritable file give clear errors and corrupt nothing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from remembrances import Chunk, Store
+from remembrances.embeddings import HashEmbedder
+from remembrances.integrity import check
+
+FILL_UNTIL_FULL = textwrap.dedent(
+    """
+    import resource, signal, sys
+    from remembrances import Store, Chunk, StorageError
+    from remembrances.embeddings import HashEmbedder
+    store = Store(sys.argv[1], embedder=HashEmbedder(64))
+    # From here on the process may not grow any file past the limit: a full disk.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    limit = int(sys.argv[2])
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    try:
+        for i in range(100000):
+            store.put_source("kb", f"big{i}", [Chunk(f"bulk text {i} " + "x" * 20000)])
+    except StorageError as exc:
+        print("STORAGE", exc)
+        sys.exit(0)
+    print("NEVER FULL")
+    sys.exit(1)
+    """
+)
+
+
+def test_disk_full_is_a_clear_error_and_loses_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "full.db"
+    store = Store(path, embedder=HashEmbedder(64))
+    store.put_source("kb", "keep", [Chunk("this document must survive a full disk")])
+    store.close()
+    limit = os.path.getsize(path) + 2_000_000
+    result = subprocess.run(
+        [sys.executable, "-c", FILL_UNTIL_FULL, str(path), str(limit)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "STORAGE" in result.stdout and ("full" in result.stdout or "I/O" in result.stdout)
+    store = Store(path, embedder=HashEmbedder(64))
+    assert check(store).ok
+    assert store.get_source("kb", "keep")[0].text == "this document must survive a full disk"
+    written = store.count(kind="kb")
+    # Whatever was written before the disk filled is whole.
+    for chunk in store.get_source("kb", "big0"):
+        assert chunk.text.startswith("bulk text 0")
+    assert written >= 1
+    store.put_source("kb", "after", [Chunk("writes work again once there is space")])
+
+
+READ_ONLY = textwrap.dedent(
+    """
+    import os, sys
+    from remembrances import Store, Chunk, ReadOnlyError
+    from remembrances.embeddings import HashEmbedder
+    os.setgid(65534); os.setuid(65534)  # nobody: cannot write the file or its folder
+    store = Store(sys.argv[1], embedder=HashEmbedder(64))
+    print("HIT", store.search("readable")[0].source)
+    try:
+        store.put_source("kb", "new", [Chunk("should not be written")])
+    except ReadOnlyError as exc:
+        print("REFUSED", exc)
+    """
+)
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to drop to nobody"
+)
+def test_unwritable_file_opens_for_search_and_refuses_writes() -> None:
+    # pytest's tmp_path lives under a root-only folder; nobody must reach this one.
+    folder = Path(tempfile.mkdtemp(prefix="remembrances-ro-", dir="/tmp"))
+    path = folder / "ro.db"
+    store = Store(path, embedder=HashEmbedder(64))
+    store.put_source("kb", "doc", [Chunk("a readable document")])
+    store.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+    folder.chmod(0o755)
+    for p in folder.iterdir():
+        p.chmod(0o644)
+    result = subprocess.run(
+        [sys.executable, "-c", READ_ONLY, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HOME": "/tmp"},
+    )
+    assert "HIT doc" in result.stdout, result.stderr
+    assert "REFUSED" in result.stdout and "not writable" in result.stdout
+    assert Store(path, embedder=HashEmbedder(64)).count() == 1
+    shutil.rmtree(folder)
