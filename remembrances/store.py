@@ -648,6 +648,7 @@ class Store:
         rerank: bool = False,
         engine: Engine = "memory",
         pool: int | None = None,
+        exact: bool = True,
     ) -> list[SearchResult]:
         """Search by meaning (``vector``), words (``text``) or both fused (``hybrid``).
 
@@ -657,6 +658,9 @@ class Store:
         ``rerank`` asks the configured reranker to reorder the candidates.
         ``engine='vec0'`` runs the vector leg on sqlite-vec instead of the
         in-memory index (it needs no memory for vectors, but is slower).
+        ``exact=False`` lets the in-memory engine pick candidates by sign bits and
+        re-score them exactly: several times faster, recall@10 about 0.95+ (see
+        docs/performance.md); scores stay exact cosine.
         """
         if not isinstance(query, str):
             raise InvalidInputError(f"query must be a string, not {type(query).__name__}")
@@ -713,7 +717,9 @@ class Store:
                 if engine == "vec0":
                     vector_hits = self._vec0_leg(conn, query_vector, pool, sql, params, filters)
                 else:
-                    vector_hits = self._memory_leg(conn, query_vector, pool, sql, params, filters)
+                    vector_hits = self._memory_leg(
+                        conn, query_vector, pool, sql, params, filters, exact=exact
+                    )
             if mode != "vector":
                 text_hits = self._text_leg(conn, query, pool, sql, params)
             fused = self._fuse(mode, vector_hits, text_hits)
@@ -735,6 +741,8 @@ class Store:
         sql: str,
         params: list[Any],
         filters: dict[str, Any],
+        *,
+        exact: bool = True,
     ) -> list[tuple[int, float]]:
         index = self._vector_index(conn)
         if filters["source"] is not None or filters["where"]:
@@ -744,7 +752,7 @@ class Store:
                     f"SELECT c.id FROM chunks c WHERE c.embedding IS NOT NULL AND {sql}", params
                 )
             ]
-            ids_found, scores = index.top_k(query, pool, rows=index.rows_for(ids))
+            ids_found, scores = index.top_k(query, pool, rows=index.rows_for(ids), exact=exact)
         else:
             mask = None
             if any(filters[k] is not None for k in ("kind", "collection", "since", "until")):
@@ -754,7 +762,7 @@ class Store:
                     since=filters["since"],
                     until=filters["until"],
                 )
-            ids_found, scores = index.top_k(query, pool, mask=mask)
+            ids_found, scores = index.top_k(query, pool, mask=mask, exact=exact)
         return [
             (int(i), fusion.vector_score(float(s))) for i, s in zip(ids_found, scores, strict=True)
         ]
