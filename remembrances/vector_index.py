@@ -1,22 +1,30 @@
-"""Exact top-k over every chunk vector, held in one float32 matrix in memory.
+"""Top-k over every chunk vector, held in one float32 matrix in memory.
 
 sqlite-vec's scan computes cosine in a scalar loop; a matrix-vector product over
 a contiguous float32 matrix runs at memory bandwidth instead (see
-benchmarks/RESULTS.md). The chunk blobs stay the source of truth: the index is
-loaded from them on first use and kept current from ``vector_log``, which
-triggers fill on every vector change, so a search sees every write committed
-before it started, by this process or any other.
+benchmarks/results/vector.md). The chunk blobs stay the source of truth: the
+index is loaded from them on first use and kept current from ``vector_log``,
+which triggers fill on every vector change, so a search sees every write
+committed before it started, by this process or any other.
 
-Memory: the matrix grows by 1/8 at a time (so at most ~1.13x the vectors' size)
-plus 4 bytes per chunk id ever issued for the id -> row map and ~16 bytes per row
-for the filter columns.
+Exact search (the default) scores every allowed row in float32. Approximate
+search (``exact=False``) ranks rows by the Hamming distance between sign bits
+(1/32 of the float32 size, built on first use) and re-scores the best
+candidates exactly from the float32 rows, so the scores it returns are exact.
+
+Memory: the matrix grows by 1/8 at a time (untouched capacity is not resident),
+plus ~29 bytes per row for ids, filter columns and the score buffer, 4 bytes per
+chunk id ever issued for the id -> row map, and dim/8 bytes per row for the sign
+bits once approximate search has been used. Searches must not run concurrently
+on one index (they share the score buffer); the Store holds its connection lock
+around them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
-import apsw
 import numpy as np
 import numpy.typing as npt
 
@@ -24,11 +32,26 @@ from .embeddings.base import Vectors
 
 _GROWTH = 1.125
 _COMPACT_FRACTION = 0.25  # compact when a quarter of the rows are deleted
+_BATCH = 8192  # rows decoded per bulk copy while loading
+#: A selective filter's rows are gathered and scored alone; a broad one is a
+#: masked full scan (a gather copies the rows, which costs more than reading them).
+_GATHER_FRACTION = 0.25
+#: Approximate search re-scores this many candidates per result (at least
+#: ``MIN_CANDIDATES``); measured on MiniLM embeddings in benchmarks/bench_vector.py.
+OVERSAMPLE = 20
+MIN_CANDIDATES = 400
+#: Sign bits are taken relative to the mean vector; it is re-taken (and the
+#: codes rebuilt) when the index has doubled since, so the bits stay balanced.
+_RECENTRE_GROWTH = 2.0
+
+Rows = npt.NDArray[np.int64]
+Scores = npt.NDArray[np.float32]
 
 
 class VectorIndex:
     def __init__(self, dim: int) -> None:
         self.dim = dim
+        self.words = (dim + 63) // 64  # uint64 words of sign bits per row
         self.loaded = False
         self.seq = 0  # last vector_log entry applied
         self._reset(0)
@@ -36,6 +59,7 @@ class VectorIndex:
     def _reset(self, capacity: int) -> None:
         self.n = 0  # rows in use (live or dead)
         self.dead = 0
+        # np.zeros: pages not yet written are not resident, so spare capacity is free.
         self.matrix: Vectors = np.zeros((capacity, self.dim), dtype=np.float32)
         self.ids: npt.NDArray[np.int64] = np.zeros(capacity, dtype=np.int64)
         self.alive: npt.NDArray[np.bool_] = np.zeros(capacity, dtype=bool)
@@ -44,10 +68,18 @@ class VectorIndex:
         self.ts: npt.NDArray[np.float64] = np.zeros(capacity, dtype=np.float64)
         self.row_of: npt.NDArray[np.int32] = np.full(16, -1, dtype=np.int32)
         self.codes: dict[str, int] = {}
+        self._scores: Scores = np.zeros(0, dtype=np.float32)
+        self._dead_rows: Rows | None = None
+        self._bits: npt.NDArray[np.uint64] | None = None  # (words, capacity) sign bits
+        self._centre: Vectors | None = None
+        self._centred_at = 0
+        self._distance: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self._xor: npt.NDArray[np.uint64] = np.zeros(0, dtype=np.uint64)
+        self._ones: npt.NDArray[np.uint8] = np.zeros(0, dtype=np.uint8)
 
     # -- keeping current -------------------------------------------------------------
 
-    def sync(self, conn: apsw.Connection) -> None:
+    def sync(self, conn: Any) -> None:
         """Apply the changes committed since the last sync (call inside a read txn)."""
         last = conn.execute("SELECT coalesce(max(seq), 0) FROM vector_log").fetchone()[0]
         if self.loaded and last == self.seq:
@@ -75,7 +107,7 @@ class VectorIndex:
         if self.dead > _COMPACT_FRACTION * max(self.n, 1):
             self._compact()
 
-    def _load_all(self, conn: apsw.Connection, last_seq: int) -> None:
+    def _load_all(self, conn: Any, last_seq: int) -> None:
         count = conn.execute("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL").fetchone()[
             0
         ]
@@ -88,7 +120,7 @@ class VectorIndex:
         self.seq = last_seq
         self.loaded = True
 
-    def _add_rows(self, conn: apsw.Connection, chunk_ids: Sequence[int]) -> None:
+    def _add_rows(self, conn: Any, chunk_ids: Sequence[int]) -> None:
         for start in range(0, len(chunk_ids), 5000):
             part = chunk_ids[start : start + 5000]
             for chunk_id in part:  # an add of a present id replaces it
@@ -108,35 +140,64 @@ class VectorIndex:
         return code
 
     def _append(self, rows: Iterable[tuple[int, str, str, float | None, bytes]]) -> None:
-        for chunk_id, kind, collection, ts, blob in rows:
-            if len(blob) != self.dim * 4:
-                continue  # a foreign vector; `check` reports it
-            if self.n == len(self.ids):
-                self._grow(int(self.n * _GROWTH) + 16)
-            row = self.n
-            self.matrix[row] = np.frombuffer(blob, dtype="<f4")
-            self.ids[row] = chunk_id
-            self.alive[row] = True
-            self.kinds[row] = self._code(kind)
-            self.collections[row] = self._code(collection)
-            self.ts[row] = np.nan if ts is None else ts
-            if chunk_id >= len(self.row_of):
-                grown = np.full(max(chunk_id + 1, int(len(self.row_of) * 1.5)), -1, dtype=np.int32)
-                grown[: len(self.row_of)] = self.row_of
-                self.row_of = grown
-            self.row_of[chunk_id] = row
-            self.n += 1
+        batch: list[tuple[int, str, str, float | None, bytes]] = []
+        for row in rows:
+            if len(row[4]) == self.dim * 4:  # else a foreign vector; `check` reports it
+                batch.append(row)
+                if len(batch) == _BATCH:
+                    self._append_batch(batch)
+                    batch = []
+        if batch:
+            self._append_batch(batch)
+
+    def _append_batch(self, batch: list[tuple[int, str, str, float | None, bytes]]) -> None:
+        """Copy a batch of rows in with one bulk copy per column (no per-row numpy calls)."""
+        count = len(batch)
+        start, end = self.n, self.n + count
+        if end > len(self.ids):
+            self._grow(int(end * _GROWTH) + 16)
+        ids = np.fromiter((r[0] for r in batch), dtype=np.int64, count=count)
+        self.matrix[start:end] = np.frombuffer(b"".join(r[4] for r in batch), dtype="<f4").reshape(
+            count, self.dim
+        )
+        self.ids[start:end] = ids
+        self.alive[start:end] = True
+        self.kinds[start:end] = [self._code(r[1]) for r in batch]
+        self.collections[start:end] = [self._code(r[2]) for r in batch]
+        self.ts[start:end] = [np.nan if r[3] is None else r[3] for r in batch]
+        top = int(ids.max())
+        if top >= len(self.row_of):
+            grown = np.full(max(top + 1, int(len(self.row_of) * 1.5)), -1, dtype=np.int32)
+            grown[: len(self.row_of)] = self.row_of
+            self.row_of = grown
+        self.row_of[ids] = np.arange(start, end, dtype=np.int32)
+        self.n = end
+        if self._bits is not None:
+            if self.n >= _RECENTRE_GROWTH * self._centred_at:
+                self._bits = None  # rebuilt around the new mean on the next approximate search
+            else:
+                self._bits[:, start:end] = self._encode(self.matrix[start:end])
 
     def _grow(self, capacity: int) -> None:
-        self.matrix = np.resize(self.matrix, (capacity, self.dim))
-        for name in ("ids", "alive", "kinds", "collections", "ts"):
-            setattr(self, name, np.resize(getattr(self, name), capacity))
+        def grown(old: npt.NDArray[np.generic], shape: tuple[int, ...]) -> npt.NDArray[np.generic]:
+            new = np.zeros(shape, dtype=old.dtype)
+            new[: self.n] = old[: self.n]
+            return new
+
+        for name in ("matrix", "ids", "alive", "kinds", "collections", "ts"):
+            old = getattr(self, name)
+            setattr(self, name, grown(old, (capacity, *old.shape[1:])))
+        if self._bits is not None:
+            bits = np.zeros((self.words, capacity), dtype=np.uint64)
+            bits[:, : self.n] = self._bits[:, : self.n]
+            self._bits = bits
 
     def _delete(self, chunk_id: int) -> None:
         if chunk_id < len(self.row_of) and (row := self.row_of[chunk_id]) >= 0:
             self.alive[row] = False
             self.row_of[chunk_id] = -1
             self.dead += 1
+            self._dead_rows = None
 
     def _compact(self) -> None:
         keep = np.flatnonzero(self.alive[: self.n])
@@ -148,10 +209,13 @@ class VectorIndex:
             for name in ("ids", "kinds", "collections", "ts"):
                 column = getattr(self, name)
                 column[start:end] = column[part]
+            if self._bits is not None:
+                self._bits[:, start:end] = self._bits[:, part]
         self.n = len(keep)
         self.alive[: self.n] = True
         self.alive[self.n :] = False
         self.dead = 0
+        self._dead_rows = None
         self.row_of[:] = -1
         self.row_of[self.ids[: self.n]] = np.arange(self.n, dtype=np.int32)
 
@@ -179,7 +243,7 @@ class VectorIndex:
             mask &= self.ts[: self.n] <= until
         return mask
 
-    def rows_for(self, chunk_ids: Sequence[int]) -> npt.NDArray[np.int64]:
+    def rows_for(self, chunk_ids: Sequence[int]) -> Rows:
         ids = np.asarray(chunk_ids, dtype=np.int64)
         ids = ids[(ids >= 0) & (ids < len(self.row_of))]
         rows = self.row_of[ids].astype(np.int64)
@@ -191,30 +255,107 @@ class VectorIndex:
         k: int,
         *,
         mask: npt.NDArray[np.bool_] | None = None,
-        rows: npt.NDArray[np.int64] | None = None,
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        rows: Rows | None = None,
+        exact: bool = True,
+    ) -> tuple[Rows, Scores]:
         """Chunk ids and cosine similarities of the ``k`` nearest rows, best first.
 
-        ``rows`` restricts the scan to those rows (selective filters); ``mask`` marks
-        the allowed rows of a full scan. Exact: every allowed row is scored.
+        ``rows`` restricts the search to those rows and ``mask`` marks the allowed
+        rows (both filters: when ``k`` rows are allowed, ``k`` are returned).
+        ``exact=False`` re-scores only the nearest candidates by sign bits; the
+        scores returned are exact either way.
         """
+        query = np.ascontiguousarray(query, dtype=np.float32)
         if rows is not None:
-            scores = self.matrix[rows] @ query
-            candidates = rows
-        else:
-            scores = self.matrix[: self.n] @ query
-            if mask is None:
-                mask = self.alive[: self.n]
-            candidates = None
-            scores = np.where(mask, scores, -np.inf).astype(np.float32)
-        k = min(k, len(scores))
-        if k <= 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
-        top = top[np.argsort(-scores[top], kind="stable")]
-        top = top[np.isfinite(scores[top])]
-        picked = candidates[top] if candidates is not None else top
-        return self.ids[picked], scores[top]
+            if len(rows) <= _GATHER_FRACTION * self.n:
+                scores = self.matrix[rows] @ query
+                top = _best(scores, k)
+                return self.ids[rows[top]], scores[top]
+            mask = np.zeros(self.n, dtype=bool)
+            mask[rows] = True
+        if not exact:
+            candidates = self._candidates(query, max(k * OVERSAMPLE, MIN_CANDIDATES), mask)
+            if candidates is not None:
+                scores = self.matrix[candidates] @ query
+                top = _best(scores, k)
+                return self.ids[candidates[top]], scores[top]
+        scores = self._scan(query)
+        if mask is not None:
+            np.copyto(scores, -np.inf, where=~mask)
+        elif self.dead:
+            scores[self._dead()] = -np.inf
+        top = _best(scores, k)
+        return self.ids[top], scores[top]
+
+    def _scan(self, query: Vectors) -> Scores:
+        """Every row's score, in a buffer reused between searches (no allocation)."""
+        if len(self._scores) < self.n:
+            self._scores = np.empty(len(self.ids), dtype=np.float32)
+        scores = self._scores[: self.n]
+        np.matmul(self.matrix[: self.n], query, out=scores)
+        return scores
+
+    def _dead(self) -> Rows:
+        if self._dead_rows is None:
+            self._dead_rows = np.flatnonzero(~self.alive[: self.n])
+        return self._dead_rows
+
+    # -- approximate search: sign bits ---------------------------------------------------
+
+    def _encode(self, vectors: Vectors) -> npt.NDArray[np.uint64]:
+        """Sign bits of ``vectors - centre`` as (words, rows) uint64."""
+        assert self._centre is not None
+        packed = np.packbits(vectors > self._centre, axis=-1, bitorder="little")
+        width = self.words * 8
+        if packed.shape[-1] != width:
+            padded = np.zeros((*packed.shape[:-1], width), dtype=np.uint8)
+            padded[..., : packed.shape[-1]] = packed
+            packed = padded
+        return np.ascontiguousarray(packed.view(np.uint64).reshape(-1, self.words).T)
+
+    def _build_bits(self) -> None:
+        # The mean of all rows, dead ones too: any centre keeps the bits valid; the
+        # mean only keeps them balanced.
+        self._centre = (
+            self.matrix[: self.n].mean(axis=0, dtype=np.float64).astype(np.float32)
+            if self.n
+            else np.zeros(self.dim, dtype=np.float32)
+        )
+        self._centred_at = max(self.n, 1)
+        bits = np.zeros((self.words, len(self.ids)), dtype=np.uint64)
+        for start in range(0, self.n, 65536):
+            end = min(start + 65536, self.n)
+            bits[:, start:end] = self._encode(self.matrix[start:end])
+        self._bits = bits
+
+    def _candidates(
+        self, query: Vectors, count: int, mask: npt.NDArray[np.bool_] | None
+    ) -> Rows | None:
+        """The ``count`` allowed rows nearest by sign bits, or None when that is all rows."""
+        allowed = self.n - self.dead if mask is None else int(np.count_nonzero(mask))
+        if allowed <= count:
+            return None  # re-scoring every allowed row is the exact scan
+        if self._bits is None:
+            self._build_bits()
+        assert self._bits is not None
+        q = self._encode(query.reshape(1, -1))[:, 0]
+        n = self.n
+        if len(self._distance) < n:  # reused: fresh arrays would page-fault every search
+            capacity = len(self.ids)
+            self._distance = np.empty(capacity, dtype=np.int32)
+            self._xor = np.empty(capacity, dtype=np.uint64)
+            self._ones = np.empty(capacity, dtype=np.uint8)
+        distance, xor, ones = self._distance[:n], self._xor[:n], self._ones[:n]
+        distance[:] = 0
+        for word in range(self.words):
+            np.bitwise_xor(self._bits[word, :n], q[word], out=xor)
+            np.bitwise_count(xor, out=ones)
+            np.add(distance, ones, out=distance)
+        if mask is not None:
+            distance[~mask] = self.dim + 1
+        elif self.dead:
+            distance[self._dead()] = self.dim + 1
+        return np.argpartition(distance, count - 1)[:count].astype(np.int64)
 
     def vectors(self, chunk_ids: Sequence[int]) -> dict[int, Vectors]:
         out: dict[int, Vectors] = {}
@@ -225,6 +366,7 @@ class VectorIndex:
 
     @property
     def nbytes(self) -> int:
+        """Bytes held for vectors, allowing for spare capacity (not resident until used)."""
         return int(
             self.matrix.nbytes
             + self.ids.nbytes
@@ -233,4 +375,20 @@ class VectorIndex:
             + self.collections.nbytes
             + self.ts.nbytes
             + self.row_of.nbytes
+            + self._scores.nbytes
+            + (self._bits.nbytes if self._bits is not None else 0)
+            + self._distance.nbytes
+            + self._xor.nbytes
+            + self._ones.nbytes
         )
+
+
+def _best(scores: Scores, k: int) -> Rows:
+    """Positions of the ``k`` highest finite scores, best first."""
+    n = len(scores)
+    k = min(k, n)
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    top = np.argpartition(scores, n - k)[n - k :] if k < n else np.arange(n)
+    top = top[np.argsort(-scores[top], kind="stable")]
+    return top[scores[top] > -np.inf]
