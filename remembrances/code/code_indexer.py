@@ -80,7 +80,7 @@ class CodeIndexer:
     def backfill(self, project: str, *, limit: int | None = None) -> int:
         """Embed chunks still waiting for vectors; returns how many got one."""
         name = check_project_name(project)
-        project_id = self._lookup.stats(name) and self._project_id(name)
+        project_id = self._project_id(name)  # NotFoundError for an unknown project
         done = self._indexer.backfill(name, limit=limit)
         self._indexer.mark_embedded(project_id, name)
         return done

@@ -87,14 +87,12 @@ def identifier_positions(lang: str, tree: Tree, source: bytes) -> dict[str, list
     found: dict[str, list[tuple[int, int]]] = {}
     for raw, positions in by_name.items():
         found.setdefault(raw.decode("utf-8", "replace"), []).extend(positions)
-    for positions in found.values():
-        positions.sort()
-    return found
+    return found  # captures come in document order: positions are sorted already
 
 
 def encode_positions(positions: list[tuple[int, int]]) -> str:
     """Compact storage: ``"12:5 40:9"``."""
-    return " ".join(f"{line}:{column}" for line, column in dict.fromkeys(positions))
+    return " ".join(f"{line}:{column}" for line, column in positions)
 
 
 def decode_positions(encoded: str) -> list[tuple[int, int]]:

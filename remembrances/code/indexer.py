@@ -62,7 +62,7 @@ def check_project_name(name: Any) -> str:
         name.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidInputError("project name is not valid Unicode") from exc
-    return name
+    return str(name)
 
 
 def check_languages(languages: Iterable[str] | str | None) -> list[str] | None:

@@ -50,7 +50,7 @@ def _check_name(value: Any, what: str) -> str:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidInputError(f"{what} is not valid Unicode") from exc
-    return value
+    return str(value)
 
 
 def _like_escape(value: str) -> str:
