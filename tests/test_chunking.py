@@ -84,7 +84,7 @@ words = st.lists(
 )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(words, st.integers(60, 300), st.integers(1, 30))
 def test_prose_overlaps_by_about_the_configured_amount(
     ws: list[str], size: int, overlap: int

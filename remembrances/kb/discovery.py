@@ -101,7 +101,7 @@ def discover(
     include_hidden: bool = False,
 ) -> Discovery:
     """The files under ``root`` (a directory) that match ``patterns`` and git would keep."""
-    wanted = pathspec.PathSpec.from_lines("gitwildmatch", patterns or DEFAULT_PATTERNS)
+    wanted = pathspec.PathSpec.from_lines("gitignore", patterns or DEFAULT_PATTERNS)
     rules = _IgnoreRules()
     for parent in reversed(_repository_parents(root)):
         rules.load(parent)
