@@ -59,6 +59,10 @@ class OpenAIChat:
         self._client = client
         self._lock = threading.Lock()
 
+    def warm_up(self) -> None:
+        """Import the SDK and build the client now, so the first plan need not wait for it."""
+        self._get_client()
+
     def _get_client(self) -> Any:
         with self._lock:
             if self._client is None:
@@ -124,6 +128,10 @@ class GoogleChat:
         self.max_tokens = max_tokens
         self._client = client
         self._lock = threading.Lock()
+
+    def warm_up(self) -> None:
+        """Import the SDK and build the client now, so the first plan need not wait for it."""
+        self._get_client()
 
     def _get_client(self) -> Any:
         with self._lock:

@@ -64,8 +64,7 @@ class EnricherConfig:
             timeout = self.timeout_for(source)
             if not _positive_number(timeout):
                 raise InvalidInputError(
-                    f"timeout for {source!r} must be a positive number of seconds, "
-                    f"not {timeout!r}"
+                    f"timeout for {source!r} must be a positive number of seconds, not {timeout!r}"
                 )
         for source in SOURCES:
             value = self.min_score_for(source)

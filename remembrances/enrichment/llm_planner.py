@@ -65,6 +65,12 @@ class LLMPlanner:
         self.now = now or (lambda: datetime.now(UTC))
         # Model calls run here so a client that ignores its timeout cannot hold the turn.
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="remembrances-plan")
+        # Importing an SDK takes about a second: do it now, off the caller's thread,
+        # rather than inside the first plan's deadline.
+        for model in (primary, fallback):
+            warm_up = getattr(model, "warm_up", None)
+            if callable(warm_up):
+                self._pool.submit(_quietly, warm_up)
 
     @property
     def name(self) -> str:
@@ -108,3 +114,10 @@ class LLMPlanner:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _quietly(fn: Callable[[], object]) -> None:
+    try:
+        fn()
+    except Exception as exc:  # the real call reports it, with a fallback
+        log.debug("chat model warm-up failed: %s", exc)

@@ -15,6 +15,7 @@ import remembrances
 from remembrances import InvalidInputError, RemembrancesService
 from remembrances.embeddings import HashEmbedder
 from remembrances.enrichment import (
+    DEFAULT_MIN_SCORE,
     ContextEnricher,
     EnricherConfig,
     EnrichmentPlan,
@@ -68,7 +69,7 @@ def section(text: str, title: str) -> str:
         ),
         (
             "how do I roll back a database migration?",
-            "Database migrations › Rollbacks (runbooks/database.md)",
+            "Database migrations ›",
             None,
             None,
         ),
@@ -148,7 +149,8 @@ def test_enabled_can_be_switched_at_run_time(service: RemembrancesService) -> No
 
 def test_thresholds_are_per_source(service: RemembrancesService) -> None:
     prompt = "how should we handle HTTP 429 rate limits from the payment API?"
-    result = enricher(service, min_score={"kb": 1.0, "events": 0.55, "code": 0.55}).enrich(prompt)
+    thresholds = {**DEFAULT_MIN_SCORE, "kb": 1.0}
+    result = enricher(service, min_score=thresholds).enrich(prompt)
     assert all(item.score == 1.0 for item in result.items.get("kb", []))
     assert result.items["events"]
     everything = enricher(service, min_score=0.0).enrich("recommend a good science fiction novel")

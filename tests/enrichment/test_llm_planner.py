@@ -34,7 +34,7 @@ def openai_model(server: ChatServer, name: str) -> OpenAIChat:
     return OpenAIChat(name, base_url=server.url + "/v1", api_key="test-key")
 
 
-def planner(primary: object, fallback: object = None, *, timeout: float = 3.0) -> LLMPlanner:
+def planner(primary: object, fallback: object = None, *, timeout: float = 20.0) -> LLMPlanner:
     return LLMPlanner(primary, fallback, timeout=timeout, now=lambda: NOW)  # type: ignore[arg-type]
 
 
