@@ -83,6 +83,11 @@ STORE_MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (embedder, content_hash)
     ) WITHOUT ROWID;
     """,
+    # 2: deleting or reading a source without naming its collection used the
+    # (kind, collection) index and scanned the whole kind.
+    """
+    CREATE INDEX chunks_kind_source ON chunks (kind, source);
+    """,
 )
 
 
