@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +11,7 @@ from rich.tree import Tree
 
 from .app import State, cli, json_option, pass_state
 from .options import progress_for
+from .output import when
 from .render import first, hits_view, record, records
 
 
@@ -31,7 +32,9 @@ def index(state: State, path: Path, project: str | None, languages: tuple[str, .
     with progress_for(state.out, f"indexing {path}", indexer.index) as hook:
         report = indexer.index(path, project=project, languages=list(languages) or None, **hook)
     data = record(report)
-    shown = {k: len(v) if isinstance(v, list | dict) else v for k, v in data.items()}
+    shown = {k: len(v) if isinstance(v, list) else v for k, v in data.items()}
+    if isinstance(shown.get("timings"), dict):
+        shown["timings"] = {k: f"{v:.2f}s" for k, v in shown["timings"].items()}
     state.out.emit(data, state.out.mapping(shown, title=f"indexed {path}"))
 
 
@@ -111,13 +114,14 @@ def refs(state: State, name: str, project: str | None) -> None:
     data = records(state.service().code.references(name, project=project))
     rows = [
         (
-            first(d, "path", "file"),
-            first(d, "line", "start_line"),
-            first(d, "text", "context", default=""),
+            f"{d['path']}:{d['line']}",
+            d.get("symbol") or "",
+            "def" if d.get("is_definition") else "",
+            d.get("line_text", "").strip(),
         )
         for d in data
     ]
-    state.out.emit(data, state.out.table(("file", "line", "context"), rows))
+    state.out.emit(data, state.out.table(("where", "in", "", "line"), rows))
 
 
 @code.command(epilog="Example:  remembrances code projects --json")
@@ -127,7 +131,7 @@ def projects(state: State) -> None:
     """Indexed projects with their roots and counts."""
     data = records(state.service().code.projects())
     columns = sorted({k for d in data for k in d}, key=lambda k: (k != "name", k != "root", k))
-    rows = [[d.get(c) for c in columns] for d in data]
+    rows = [[when(d[c]) if c.endswith("_at") else d.get(c) for c in columns] for d in data]
     state.out.emit(data, state.out.table(columns or ("name",), rows))
 
 
@@ -137,36 +141,45 @@ def projects(state: State) -> None:
 @pass_state
 def rm(state: State, project: str) -> None:
     """Remove a project with its files, symbols and chunks."""
-    removed = state.service().code.remove(project)
+    files = state.service().code.remove(project)
     state.out.emit(
-        {"project": project, "removed": record(removed) if removed else removed},
-        f"removed project {project}",
+        {"project": project, "files": files}, f"removed project {project} ({files} files)"
     )
 
 
 @code.command(epilog="Example:  remembrances code watch . --interval 5")
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--project", default=None)
+@click.option("--language", "languages", multiple=True, help="Only these languages.")
 @click.option("--interval", type=click.FloatRange(min=0.2), default=2.0, show_default=True)
 @click.option("--once", is_flag=True, hidden=True, help="One pass, then exit (for tests).")
 @pass_state
-def watch(state: State, path: Path, project: str | None, interval: float, once: bool) -> None:
+def watch(
+    state: State,
+    path: Path,
+    project: str | None,
+    languages: tuple[str, ...],
+    interval: float,
+    once: bool,
+) -> None:
     """Keep a repository's index current until Ctrl-C (only changed files are re-indexed)."""
     indexer = state.service(create=True).code
     state.out.err.print(f"watching {path} (Ctrl-C to stop)")
-    try:
-        while True:
-            data = record(indexer.index(path, project=project))
-            changed = {k: data[k] for k in ("indexed", "removed") if data.get(k)}
-            if changed:
-                state.out.note(
-                    ", ".join(
-                        f"{k}: {v if not isinstance(v, list) else len(v)}"
-                        for k, v in changed.items()
-                    )
-                )
-            if once:
-                return
-            time.sleep(interval)
-    except KeyboardInterrupt:
-        state.out.err.print("stopped")
+
+    def indexed(report: object) -> None:
+        data = record(report)
+        state.out.note(
+            f"{data.get('files_indexed', 0)} indexed, {data.get('files_removed', 0)} removed, "
+            f"{data.get('files_unchanged', 0)} unchanged"
+        )
+
+    with contextlib.suppress(KeyboardInterrupt):
+        indexer.watch(
+            path,
+            project=project,
+            languages=list(languages) or None,
+            interval=interval,
+            on_index=indexed,
+            max_runs=1 if once else None,
+        )
+    state.out.err.print("stopped")

@@ -50,8 +50,8 @@ def accepts(fn: Callable[..., Any], name: str) -> bool:
 def progress_for(out: Output, what: str, fn: Callable[..., Any]) -> Iterator[dict[str, Any]]:
     """Keyword arguments that hook ``fn``'s ``progress`` callback (if it has one) to a bar.
 
-    The callback may be called as ``(done)``, ``(done, total)`` or with a report
-    object carrying ``done``/``total`` attributes.
+    The callback may be called as ``(done)``, ``(done, total)``, ``(phase, done,
+    total)`` or with a report object carrying ``done``/``total`` attributes.
     """
     if not out.show_progress:
         yield {}
@@ -62,6 +62,9 @@ def progress_for(out: Output, what: str, fn: Callable[..., Any]) -> Iterator[dic
             return
 
         def report(*args: Any, **kwargs: Any) -> None:
+            if args and isinstance(args[0], str):  # (phase, done, total)
+                task.describe(f"{what}: {args[0]}")
+                args = args[1:]
             done = kwargs.get("done", args[0] if args else None)
             total = kwargs.get("total", args[1] if len(args) > 1 else None)
             if done is not None and not isinstance(done, int):

@@ -36,6 +36,8 @@ class ProgressTask(Protocol):
 
     def advance(self, amount: int = 1) -> None: ...
 
+    def describe(self, text: str) -> None: ...
+
 
 class _Silent:
     def total(self, total: int | None) -> None:
@@ -45,6 +47,9 @@ class _Silent:
         pass
 
     def advance(self, amount: int = 1) -> None:
+        pass
+
+    def describe(self, text: str) -> None:
         pass
 
 
@@ -61,6 +66,11 @@ class _RichTask:
 
     def advance(self, amount: int = 1) -> None:
         self._progress.advance(self._task, amount)
+
+    def describe(self, text: str) -> None:
+        task = self._progress.tasks[self._task]
+        if task.description != text:  # a new phase: its own count and rate
+            self._progress.reset(self._task, description=text)
 
 
 class Output:

@@ -76,6 +76,9 @@ def hit_view(out: Output, data: Mapping[str, Any], rank: int) -> RenderableType:
         header.append(f"[{kind}] ", style="magenta")
     header.append(origin(data), style="green")
     text = str(first(data, "code", "text", "content", default=""))
+    if is_code(data) and not text:  # a symbol record: its signature stands for the code
+        doc = first(data, "docstring")
+        text = str(first(data, "signature", default="")) + (f"\n    {doc!r}" if doc else "")
     if is_code(data):
         lines = text.splitlines()[:30]
         body: RenderableType = out.code(

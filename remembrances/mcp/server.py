@@ -233,7 +233,8 @@ def build_server(
         project: str | None = None,
     ) -> CallToolResult:
         """The nested symbol outline of one indexed file."""
-        return _summary({"file": file, "outline": svc.code.outline(file, project=project)})
+        message, data = render.outline(svc.code.outline(file, project=project))
+        return _result(message, {"file": file, "outline": data})
 
     @tool(READ)
     def code_references(name: str, project: str | None = None) -> CallToolResult:

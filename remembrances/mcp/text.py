@@ -10,20 +10,10 @@ from typing import Any
 
 #: Never shown to an agent: internal ids, vectors, hashes.
 HIDDEN = frozenset(
-    {
-        "id",
-        "chunk_id",
-        "embedding",
-        "vector",
-        "content_hash",
-        "embed_text",
-        "vector_rank",
-        "text_rank",
-        "vector_score",
-        "text_score",
-        "position",
-    }
-)
+    {"id", "chunk_id", "symbol_id", "parent_id", "embedding", "vector", "content_hash",
+     "embed_text", "vector_rank", "text_rank", "vector_score", "text_score", "position",
+     "start_byte", "end_byte", "char_start", "char_end"}
+)  # fmt: skip
 TEXT_CHARS = 1200
 
 
@@ -90,13 +80,34 @@ def hits(items: Iterable[Any], *, empty: str = "No results.") -> tuple[str, list
         head = f"{n}." + (f" [{score:.2f}]" if isinstance(score, int | float) else "")
         head += f" {kind}:" if kind else ""
         head += f" {origin(hit)}" if isinstance(hit, Mapping) else f" {hit}"
-        body = _get(hit, "code", "text", "content") if isinstance(hit, Mapping) else None
+        body = (
+            _get(hit, "code", "text", "content", "line_text", "signature")
+            if isinstance(hit, Mapping)
+            else None
+        )
         lines.append(head)
         if body:
             text = str(body)
             text = text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1] + "…"
             lines.append("   " + text.replace("\n", "\n   "))
     return "\n".join(lines), data
+
+
+def outline(nodes: Iterable[Any]) -> tuple[str, list[Any]]:
+    """A file's symbol tree, one indented line per symbol."""
+    data = [plain(n) for n in nodes]
+    lines: list[str] = []
+
+    def walk(items: list[Any], depth: int) -> None:
+        for item in items:
+            lines.append(
+                f"{'  ' * depth}{item.get('kind', '')} {item.get('qualified_name') or item.get('name')}"
+                f" (lines {item.get('start_line')}-{item.get('end_line')})"
+            )
+            walk(item.get("children") or [], depth + 1)
+
+    walk(data, 0)
+    return "\n".join(lines) or "No symbols.", data
 
 
 def summary(obj: Any) -> tuple[str, Any]:

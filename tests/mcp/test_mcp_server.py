@@ -1,0 +1,223 @@
+"""The MCP server over stdio: tools, results, tool errors, path refusal."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from mcp import ClientSession
+
+from .conftest import call, text_of
+
+TOOLS = {
+    "kb_add_document", "kb_ingest_path", "kb_search", "kb_get_document", "kb_delete_document",
+    "save_event", "search_events", "code_index_project", "code_search", "code_find_symbol",
+    "code_outline", "code_references", "code_projects", "search_memory", "enrich_context",
+    "memory_stats",
+}  # fmt: skip
+
+Drive = Callable[..., None]
+
+
+def test_lists_every_tool_with_a_schema_and_a_description(drive: Drive) -> None:
+    async def scenario(session: ClientSession) -> None:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert set(tools) == TOOLS
+        for tool in tools.values():
+            assert tool.description and len(tool.description) > 20, tool.name
+            assert tool.input_schema["type"] == "object"
+        assert tools["kb_search"].input_schema["required"] == ["query"]
+        assert tools["kb_ingest_path"].input_schema["required"] == ["path"]
+        assert tools["kb_search"].annotations.read_only_hint is True
+        assert tools["kb_delete_document"].annotations.destructive_hint is True
+
+    drive(scenario)
+
+
+def test_knowledge_base_tools(drive: Drive, workspace: Path) -> None:
+    notes = workspace / "notes"
+    notes.mkdir()
+    (notes / "vpn.md").write_text("# VPN\n\nThe office VPN needs MFA since March.\n")
+    (notes / "blob.md").write_bytes(b"\xff\xfe\x00\x00binary")
+
+    async def scenario(session: ClientSession) -> None:
+        added = await call(
+            session,
+            "kb_add_document",
+            text="# Deploys\n\nWe deploy with `make ship` on Fridays.",
+            source="runbook/deploy",
+            title="Deploys",
+            metadata={"team": "ops"},
+        )
+        assert not added.is_error, text_of(added)
+        assert added.structured_content["status"] == "added"
+
+        ingested = await call(session, "kb_ingest_path", path="notes")
+        assert not ingested.is_error, text_of(ingested)
+        assert ingested.structured_content["added"] == ["vpn.md"]
+        assert ingested.structured_content["skipped"][0]["path"] == "blob.md"
+
+        found = await call(session, "kb_search", query="how do we deploy?", limit=1)
+        assert not found.is_error
+        assert "make ship" in text_of(found)
+        hit = found.structured_content["results"][0]
+        assert hit["source"] == "runbook/deploy"
+        assert "chunk_id" not in hit and "id" not in hit  # no internal ids
+
+        doc = await call(session, "kb_get_document", source="runbook/deploy")
+        assert "make ship" in doc.structured_content["text"]
+
+        gone = await call(session, "kb_delete_document", source="runbook/deploy")
+        assert not gone.is_error and gone.structured_content["deleted"] is True
+        missing = await call(session, "kb_get_document", source="runbook/deploy")
+        assert missing.is_error
+        assert "no document" in text_of(missing)
+
+    drive(scenario)
+
+
+def test_search_memory_enrich_and_stats(drive: Drive) -> None:
+    async def scenario(session: ClientSession) -> None:
+        empty = await call(session, "enrich_context", prompt="what is the capital of Peru?")
+        assert not empty.is_error
+        assert empty.structured_content == {"context": ""}
+
+        await call(
+            session,
+            "kb_add_document",
+            text="To roll back a deploy run make rollback VERSION=previous.",
+            source="rollback",
+        )
+        hits = await call(session, "search_memory", query="roll back deploy", kinds=["kb"])
+        assert hits.structured_content["count"] >= 1
+        assert hits.structured_content["results"][0]["source"] == "rollback"
+
+        context = await call(
+            session, "enrich_context", prompt="how do I roll back a deploy with make rollback?"
+        )
+        assert "make rollback" in context.structured_content["context"]
+
+        stats = await call(session, "memory_stats")
+        assert stats.structured_content["chunks_by_kind"] == {"kb": 1}
+        assert stats.structured_content["embedder"] == "hash:64"
+        assert "path" not in stats.structured_content
+
+    drive(scenario)
+
+
+def test_code_tools(drive: Drive, workspace: Path) -> None:
+    repo = workspace / "app"
+    repo.mkdir()
+    (repo / "upload.py").write_text(
+        "class Uploader:\n"
+        '    """Sends files."""\n\n'
+        "    def upload_file(self, path, retries=3):\n"
+        '        """Upload one file, retrying failed uploads."""\n'
+        "        return self.send(path)\n\n"
+        "    def send(self, path):\n"
+        "        return True\n\n\n"
+        "def main():\n"
+        "    Uploader().upload_file('x')\n"
+    )
+
+    async def scenario(session: ClientSession) -> None:
+        report = await call(session, "code_index_project", path="app")
+        assert not report.is_error, text_of(report)
+        assert report.structured_content["files_indexed"] == 1
+
+        hits = await call(session, "code_search", query="retry failed uploads", project="app")
+        top = hits.structured_content["results"][0]
+        assert top["qualified_name"] == "Uploader.upload_file"
+        assert "upload.py:4-6" in text_of(hits)
+        assert "symbol_id" not in top and "start_byte" not in top
+
+        symbol = await call(session, "code_find_symbol", name="Uploader.upload_file")
+        assert symbol.structured_content["results"][0]["kind"] == "method"
+
+        outline = await call(session, "code_outline", file="upload.py", project="app")
+        assert "class Uploader" in text_of(outline)
+        assert "  method Uploader.send" in text_of(outline)
+
+        refs = await call(session, "code_references", name="upload_file", project="app")
+        lines = sorted(r["line"] for r in refs.structured_content["results"])
+        assert lines == [4, 13]
+
+        projects = await call(session, "code_projects")
+        assert [p["name"] for p in projects.structured_content["projects"]] == ["app"]
+
+    drive(scenario)
+
+
+def test_paths_outside_the_allowed_roots_are_refused(
+    drive: Drive, workspace: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "secrets"
+    outside.mkdir()
+    (outside / "key.md").write_text("the secret key is hunter2")
+    os.symlink(outside, workspace / "link")
+
+    async def scenario(session: ClientSession) -> None:
+        for path in ("../secrets", str(outside), "link", "link/key.md", "/etc"):
+            for tool in ("kb_ingest_path", "code_index_project"):
+                result = await call(session, tool, path=path)
+                assert result.is_error, (tool, path)
+                assert "outside the allowed roots" in text_of(result), text_of(result)
+        missing = await call(session, "kb_ingest_path", path="nope")
+        assert missing.is_error and "does not exist" in text_of(missing)
+        stats = await call(session, "memory_stats")
+        assert stats.structured_content["chunks"] == 0  # nothing was read
+
+    drive(scenario)
+
+
+def test_allow_root_widens_the_allow_list(drive: Drive, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "note.md").write_text("# Note\n\nAllowed elsewhere.\n")
+
+    async def scenario(session: ClientSession) -> None:
+        result = await call(session, "kb_ingest_path", path=str(other))
+        assert not result.is_error, text_of(result)
+        assert result.structured_content["added"] == ["note.md"]
+
+    drive(scenario, "--allow-root", str(other))
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("kb_add_document", {"text": "   ", "source": "x"}, "empty"),
+        ("kb_add_document", {"text": "ok", "source": "x", "metadata": "not a mapping"}, "metadata"),
+        ("save_event", {"content": "x", "at": "last tuesday"}, ""),
+        ("kb_search", {"query": "x", "limit": 0}, "limit"),
+        ("kb_search", {"query": "x" * 200_000}, "limit"),
+        ("search_memory", {"query": "x", "mode": "sideways"}, "mode"),
+        ("kb_get_document", {"source": "missing"}, "no document"),
+        ("code_outline", {"file": "nope.py"}, ""),
+        ("nonexistent_tool", {}, "nonexistent_tool"),
+    ],
+)
+def test_bad_calls_are_tool_errors_and_the_server_keeps_running(
+    drive: Drive, tool: str, arguments: dict[str, object], message: str
+) -> None:
+    async def scenario(session: ClientSession) -> None:
+        result = await session.call_tool(tool, arguments)
+        assert result.is_error, text_of(result)
+        assert message.lower() in text_of(result).lower(), text_of(result)
+        stats = await call(session, "memory_stats")  # still alive
+        assert not stats.is_error
+
+    drive(scenario)
+
+
+def test_hostile_queries_are_not_errors(drive: Drive) -> None:
+    async def scenario(session: ClientSession) -> None:
+        await call(session, "kb_add_document", text='Quotes "and" (parens) AND stuff', source="q")
+        for query in ['"unbalanced', "AND OR NOT", "NEAR(a b", "col:*", "🙂'\\", "?"]:
+            for tool in ("kb_search", "search_memory", "code_search"):
+                result = await call(session, tool, query=query)
+                assert not result.is_error, (tool, query, text_of(result))
+
+    drive(scenario)
