@@ -105,6 +105,8 @@ def discover(
     rules = _IgnoreRules()
     for parent in reversed(_repository_parents(root)):
         rules.load(parent)
+    if rules.ignored(root, is_dir=True):
+        rules = _IgnoreRules()  # asked for by name: the repository's rules do not hide it
     found = Discovery()
     for dirpath, dirnames, filenames in os.walk(root):
         directory = Path(dirpath)

@@ -65,9 +65,10 @@ def ingest(
     files matching ``patterns`` (gitignore-style globs; default: Markdown, text,
     reStructuredText, AsciiDoc, Org) are.
     """
-    from .knowledge_base import FileStamp, check_name
+    from .knowledge_base import FileStamp, check_metadata, check_name
 
     collection = check_name(collection, "collection")
+    metadata = check_metadata(metadata)[0]
     max_bytes = _check_max_bytes(max_bytes)
     if patterns is not None and (
         isinstance(patterns, str) or not all(isinstance(p, str) for p in patterns)
@@ -87,7 +88,7 @@ def ingest(
         files, visible = [FoundFile(root, root.name)], {str(root)}
 
     settings = hashlib.sha256(
-        json.dumps([kb.chunker.fingerprint, metadata or {}], sort_keys=True, default=str).encode()
+        json.dumps([kb.chunker.fingerprint, metadata], sort_keys=True, default=str).encode()
     ).hexdigest()[:16]
     known = _known_files(kb, collection)
     kept: set[str] = set()
@@ -108,7 +109,7 @@ def ingest(
                 content.text,
                 source=key,
                 title=None,
-                metadata={**(metadata or {}), "path": item.relative},
+                metadata={**metadata, "path": item.relative},
                 collection=collection,
                 format=None,
                 file=FileStamp(key, content.size, content.mtime_ns, settings),

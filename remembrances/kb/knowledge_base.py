@@ -62,7 +62,7 @@ def _check_unicode(value: str, what: str) -> None:
         ) from exc
 
 
-def _metadata(metadata: Any) -> tuple[dict[str, Any], str]:
+def check_metadata(metadata: Any) -> tuple[dict[str, Any], str]:
     if metadata is None:
         return {}, "{}"
     if not isinstance(metadata, Mapping):
@@ -208,7 +208,7 @@ class KnowledgeBase:
             format = format_for(source)
         if format not in FORMATS:
             raise InvalidInputError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
-        user_metadata, metadata_json = _metadata(metadata)
+        user_metadata, metadata_json = check_metadata(metadata)
         digest = content_hash(text)
         if title is None:  # the first heading, else the file's name
             title = _title_of(text, format) or (Path(file.path).name if file else None)

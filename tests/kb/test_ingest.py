@@ -250,3 +250,25 @@ def test_watch_keeps_a_directory_in_sync_until_stopped(kb: KnowledgeBase, tmp_pa
     assert not thread.is_alive()
     assert passes and passes[0] >= 3
     assert [d.source for d in kb.list()] == [str(root / "second.md")]
+
+
+def test_ignore_files_of_the_enclosing_repository_apply(kb: KnowledgeBase, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    write(repo / ".gitignore", "*.secret.md\nbuild/\n")
+    write(repo / "docs" / "guide.md", "the guide")
+    write(repo / "docs" / "keys.secret.md", "do not index")
+    write(repo / "build" / "generated.md", "generated docs")
+    assert kb.ingest(repo / "docs").added == ["guide.md"]
+    # A directory the repository ignores is still ingested when asked for by name.
+    assert kb.ingest(repo / "build").added == ["generated.md"]
+
+
+def test_ingest_metadata_is_checked_once_and_kept(kb: KnowledgeBase, notes: Path) -> None:
+    with pytest.raises(InvalidInputError, match="metadata"):
+        kb.ingest(notes, metadata={"bad": float("nan")})
+    assert kb.count() == 0
+    kb.ingest(notes, metadata={"team": "docs"})
+    assert kb.get(str(notes / "todo.txt")).metadata == {"team": "docs", "path": "todo.txt"}
+    assert kb.search("plumber", where={"team": "docs"}, mode="text")[0].source.endswith("todo.txt")
+    assert kb.search("plumber", where={"team": "other"}) == []
