@@ -156,13 +156,20 @@ class Chunker:
         return i
 
 
-def format_for(name: str | None) -> Format:
-    """The format a file name implies; Markdown when unknown (it degrades to paragraphs)."""
+def format_for(name: str | None, default: Format = "markdown") -> Format:
+    """The format a file name implies; ``default`` for other names.
+
+    Markdown is the default for names given to ``add`` (agents write Markdown, and
+    text without headings degrades to paragraphs); ingest uses "text" for files
+    of other types, so a CSV line starting with ``#`` is not taken for a heading.
+    """
     if not name:
-        return "markdown"
+        return default
     lowered = name.lower()
     dot = lowered.rfind(".")
-    return _SUFFIX_FORMATS.get(lowered[dot:] if dot >= 0 else "", "markdown")
+    slash = max(lowered.rfind("/"), lowered.rfind("\\"))
+    suffix = lowered[dot:] if dot > slash else ""
+    return _SUFFIX_FORMATS.get(suffix, default)
 
 
 def chunk_text(

@@ -208,6 +208,8 @@ def test_format_follows_the_file_extension() -> None:
     assert format_for("readme.txt") == "text"
     assert format_for("no-extension") == "markdown"
     assert format_for(None) == "markdown"
+    assert format_for("data.csv", "text") == "text"
+    assert format_for("dir.rst/README", "text") == "text"  # a dot in a directory name
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..chunking import format_for
 from ..errors import InvalidInputError, NotFoundError
 from .discovery import DEFAULT_MAX_BYTES, FoundFile, discover, read_text, under
 from .records import AddReport, IngestReport, SkippedFile
@@ -111,7 +112,7 @@ def ingest(
                 title=None,
                 metadata={**metadata, "path": item.relative},
                 collection=collection,
-                format=None,
+                format=format_for(key, "text"),
                 file=FileStamp(key, content.size, content.mtime_ns, settings),
                 known=row,
             )

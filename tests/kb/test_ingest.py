@@ -211,6 +211,7 @@ def test_a_single_file_is_ingested_whatever_its_extension(
     assert report.added == ["notes.log"]
     assert kb.get(str(path), collection="logs").text == "server restarted at noon"
     assert kb.ingest(path, collection="logs").unchanged == ["notes.log"]
+    assert kb.get(str(path), collection="logs").format == "text"
 
 
 def test_bad_ingest_arguments(kb: KnowledgeBase, tmp_path: Path) -> None:
