@@ -311,10 +311,13 @@ def sections(text: str, format: Format = "markdown") -> list[tuple[int, int, tup
         headings = []
     spans: list[tuple[int, int, tuple[str, ...]]] = []
     first = headings[0].start if headings else len(text)
-    if first > 0:
-        spans.append((0, first, ()))
-    stack: list[tuple[int, str]] = []
     carry: int | None = None
+    if first > 0:
+        if headings and format == "markdown" and _front_matter_only(text[:first]):
+            carry = 0  # front matter belongs with the first section
+        else:
+            spans.append((0, first, ()))
+    stack: list[tuple[int, str]] = []
     for k, heading in enumerate(headings):
         while stack and stack[-1][0] >= heading.level:
             stack.pop()
@@ -327,6 +330,11 @@ def sections(text: str, format: Format = "markdown") -> list[tuple[int, int, tup
         carry = None
         spans.append((start, end, tuple(t for _, t in stack)))
     return spans
+
+
+def _front_matter_only(preamble: str) -> bool:
+    lines = preamble.strip().splitlines()
+    return len(lines) >= 2 and lines[0].strip() == "---" and lines[-1].strip() in ("---", "...")
 
 
 # -- pieces -----------------------------------------------------------------------------

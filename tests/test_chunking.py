@@ -169,6 +169,10 @@ def test_long_sections_keep_their_heading_path_in_every_chunk() -> None:
 def test_yaml_front_matter_is_not_a_heading() -> None:
     doc = "---\ntitle: Notes\ntags: [a]\n---\n\nBody text.\n"
     assert [path for _, _, path in sections(doc)] == [()]
+    doc = "---\ntitle: Notes\n---\n\n# Notes\n\nBody.\n"
+    chunks = chunk_text(doc)
+    assert [c.heading_path for c in chunks] == ["Notes"]  # not a chunk of its own
+    assert chunks[0].text.startswith("---\ntitle: Notes")
 
 
 def test_restructuredtext_titles_nest_by_first_appearance() -> None:

@@ -68,6 +68,18 @@ def test_the_same_event_in_any_zone_is_stored_once(
     assert events.count() == 4
 
 
+def test_two_connections_to_one_file_store_an_event_once(db_path: Path) -> None:
+    at = "2026-06-01T12:00:00+02:00"
+    with (
+        Store(db_path, embedder=HashEmbedder(64)) as one,
+        Store(db_path, embedder=HashEmbedder(64)) as two,
+    ):
+        first = EventLog(one).log("backup finished", subject="ops", at=at)
+        second = EventLog(two).log("backup finished", subject="ops", at=at)
+        assert first.id == second.id
+        assert EventLog(one).count() == 1 and two.count(kind="event") == 1
+
+
 def test_log_many_writes_all_or_nothing_and_dedups(events: EventLog) -> None:
     at = utc(2026, 1, 1)
     logged = events.log_many(
