@@ -21,8 +21,12 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
+# Long reliability runs: 100 kill -9 rounds, 8 processes x 1,000 writes, and the
+# fuzz tests with many more examples per search entry point.
+FUZZ_EXAMPLES ?= 100000
 soak: $(STAMP)
-	$(PY) -m pytest -m slow -p no:cacheprovider
+	$(PY) -m pytest -m slow tests/reliability
+	REMEMBRANCES_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest tests/reliability/test_fuzz.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
