@@ -22,7 +22,10 @@ around them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import os
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -44,13 +47,60 @@ MIN_CANDIDATES = 400
 #: codes rebuilt) when the index has doubled since, so the bits stay balanced.
 _RECENTRE_GROWTH = 2.0
 
+#: Below this many rows per thread, handing work to another thread costs more than it saves.
+_ROWS_PER_THREAD = 32_768
+#: Threads for a full scan. NumPy's own dot loop runs in the calling threads: a BLAS
+#: gemv with OpenBLAS's threads was 50x slower on a busy 2-core machine (its
+#: threads spin-wait for cores other processes hold); see docs/performance.md.
+SCAN_THREADS = max(
+    1, min(int(os.environ.get("REMEMBRANCES_SCAN_THREADS", "0")) or (os.cpu_count() or 1), 4)
+)
+
 Rows = npt.NDArray[np.int64]
 Scores = npt.NDArray[np.float32]
 
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="remembrances-scan")
+        return _pool
+
+
+def _dot_rows(matrix: Vectors, query: Vectors, out: Scores) -> None:
+    """out[i] = matrix[i] . query, single-threaded (numpy >= 2: its SIMD vecdot loop)."""
+    if _vecdot is not None:
+        _vecdot(matrix, query, out=out)
+    else:  # numpy 1.x
+        np.matmul(matrix, query, out=out)
+
+
+def _scores_of(rows: Vectors, query: Vectors) -> Scores:
+    out = np.empty(len(rows), dtype=np.float32)
+    _dot_rows(rows, query, out)
+    return out
+
+
+_vecdot: Callable[..., Any] | None = getattr(np, "vecdot", None)
+_BYTE_ONES = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+
+
+def _popcount(words: npt.NDArray[np.uint64], out: npt.NDArray[np.uint8]) -> None:
+    """Set bits per uint64 (numpy >= 2 has a ufunc; 1.x sums a byte table)."""
+    if hasattr(np, "bitwise_count"):
+        np.bitwise_count(words, out=out)
+    else:
+        out[:] = _BYTE_ONES[words.view(np.uint8)].reshape(-1, 8).sum(axis=1)
+
 
 class VectorIndex:
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, *, threads: int | None = None) -> None:
         self.dim = dim
+        self.threads = threads or SCAN_THREADS
         self.words = (dim + 63) // 64  # uint64 words of sign bits per row
         self.loaded = False
         self.seq = 0  # last vector_log entry applied
@@ -268,7 +318,7 @@ class VectorIndex:
         query = np.ascontiguousarray(query, dtype=np.float32)
         if rows is not None:
             if len(rows) <= _GATHER_FRACTION * self.n:
-                scores = self.matrix[rows] @ query
+                scores = _scores_of(self.matrix[rows], query)
                 top = _best(scores, k)
                 return self.ids[rows[top]], scores[top]
             mask = np.zeros(self.n, dtype=bool)
@@ -276,7 +326,7 @@ class VectorIndex:
         if not exact:
             candidates = self._candidates(query, max(k * OVERSAMPLE, MIN_CANDIDATES), mask)
             if candidates is not None:
-                scores = self.matrix[candidates] @ query
+                scores = _scores_of(self.matrix[candidates], query)
                 top = _best(scores, k)
                 return self.ids[candidates[top]], scores[top]
         scores = self._scan(query)
@@ -291,8 +341,25 @@ class VectorIndex:
         """Every row's score, in a buffer reused between searches (no allocation)."""
         if len(self._scores) < self.n:
             self._scores = np.empty(len(self.ids), dtype=np.float32)
-        scores = self._scores[: self.n]
-        np.matmul(self.matrix[: self.n], query, out=scores)
+        n = self.n
+        scores = self._scores[:n]
+        parts = max(1, min(self.threads, n // _ROWS_PER_THREAD))
+        if parts == 1:
+            _dot_rows(self.matrix[:n], query, scores)
+            return scores
+        bounds = [n * i // parts for i in range(parts + 1)]
+        pending = [
+            _executor().submit(
+                _dot_rows,
+                self.matrix[bounds[i] : bounds[i + 1]],
+                query,
+                scores[bounds[i] : bounds[i + 1]],
+            )
+            for i in range(1, parts)
+        ]
+        _dot_rows(self.matrix[: bounds[1]], query, scores[: bounds[1]])
+        for future in pending:
+            future.result()
         return scores
 
     def _dead(self) -> Rows:
@@ -349,7 +416,7 @@ class VectorIndex:
         distance[:] = 0
         for word in range(self.words):
             np.bitwise_xor(self._bits[word, :n], q[word], out=xor)
-            np.bitwise_count(xor, out=ones)
+            _popcount(xor, ones)
             np.add(distance, ones, out=distance)
         if mask is not None:
             distance[~mask] = self.dim + 1

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from remembrances import Store
+from remembrances import Store, vector_index
 from remembrances.embeddings import HashEmbedder
 from remembrances.records import Chunk
 from remembrances.vector_index import MIN_CANDIDATES
@@ -110,6 +110,17 @@ def test_exact_search_equals_brute_force(vstore: Store, table: TableEmbedder) ->
     fill(vstore, range(3000))
     assert_exact(vstore, table, range(3000))
     assert_exact(vstore, table, range(3000), k=137)
+
+
+def test_exact_with_the_scan_split_across_threads(
+    vstore: Store, table: TableEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "_ROWS_PER_THREAD", 97)
+    monkeypatch.setattr(vector_index, "SCAN_THREADS", 3)
+    fill(vstore, range(1000))
+    assert_exact(vstore, table, range(1000))
+    vstore.delete_source("kb", "s100")
+    assert_exact(vstore, table, [i for i in range(1000) if not 100 <= i < 200])
 
 
 def test_exact_after_deletes_updates_growth_and_compaction(
@@ -217,7 +228,7 @@ def test_search_sees_writes_of_another_process(db_path: Path) -> None:
         assert all("zebra" not in r.text for r in before)  # index loaded, no zebra yet
         script = textwrap.dedent(
             f"""
-            from remembrances import Store
+            from remembrances import Store, vector_index
             from remembrances.embeddings import HashEmbedder
             from remembrances.records import Chunk
             s = Store({str(db_path)!r}, embedder=HashEmbedder(64))
