@@ -87,7 +87,9 @@ def identifier_positions(lang: str, tree: Tree, source: bytes) -> dict[str, list
     found: dict[str, list[tuple[int, int]]] = {}
     for raw, positions in by_name.items():
         found.setdefault(raw.decode("utf-8", "replace"), []).extend(positions)
-    return found  # captures come in document order: positions are sorted already
+    for positions in found.values():
+        positions.sort()  # captures do not always come in document order
+    return found
 
 
 def encode_positions(positions: list[tuple[int, int]]) -> str:

@@ -43,6 +43,11 @@ MAX_PROJECT_NAME = 200
 Progress = Callable[[str, int, int], None]
 
 
+def default_workers() -> int:
+    """Parsing processes: one per core, at most four (writing is serial anyway)."""
+    return min(os.cpu_count() or 1, 4)
+
+
 @dataclass(frozen=True)
 class _Existing:
     id: int
@@ -108,7 +113,7 @@ class RepositoryIndexer:
         self.store = store
         self.max_file_bytes = max_file_bytes
         self.chunk_chars = chunk_chars
-        self.workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
+        self.workers = workers if workers is not None else default_workers()
         self.embed_batch = embed_batch
 
     # -- projects --------------------------------------------------------------------
@@ -312,32 +317,31 @@ class RepositoryIndexer:
                 )
                 conn.execute("DELETE FROM code_symbols WHERE file_id = ?", (file_id,))
                 conn.execute("DELETE FROM code_names WHERE file_id = ?", (file_id,))
-                ids: dict[int, int] = {}
-                for s in analysis.symbols:
-                    ids[s.index] = int(
-                        conn.execute(
-                            "INSERT INTO code_symbols (file_id, position, parent_id, kind, name, "
-                            "qualified_name, signature, docstring, start_line, end_line, "
-                            "start_byte, end_byte, name_line, name_column) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                            (
-                                file_id,
-                                s.index,
-                                ids.get(s.parent) if s.parent is not None else None,
-                                s.kind,
-                                s.name,
-                                s.qualified_name,
-                                s.signature,
-                                s.docstring,
-                                s.start_line,
-                                s.end_line,
-                                s.start_byte,
-                                s.end_byte,
-                                s.name_line,
-                                s.name_column,
-                            ),
-                        ).fetchone()[0]
-                    )
+                conn.executemany(
+                    "INSERT INTO code_symbols (file_id, position, parent, kind, name, "
+                    "qualified_name, signature, docstring, start_line, end_line, "
+                    "start_byte, end_byte, name_line, name_column) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            file_id,
+                            s.index,
+                            s.parent,
+                            s.kind,
+                            s.name,
+                            s.qualified_name,
+                            s.signature,
+                            s.docstring,
+                            s.start_line,
+                            s.end_line,
+                            s.start_byte,
+                            s.end_byte,
+                            s.name_line,
+                            s.name_column,
+                        )
+                        for s in analysis.symbols
+                    ],
+                )
                 conn.executemany(
                     "INSERT INTO code_names (name, file_id, positions) VALUES (?, ?, ?)",
                     [(n, file_id, p) for n, p in analysis.names.items()],

@@ -26,11 +26,12 @@ MAX_NAME = 1000
 _SYMBOL_COLUMNS = (
     "s.id, p.name, f.path, f.language, s.kind, s.name, s.qualified_name, s.signature, "
     "s.docstring, s.start_line, s.end_line, s.start_byte, s.end_byte, "
-    "(SELECT q.qualified_name FROM code_symbols q WHERE q.id = s.parent_id), s.parent_id"
+    "q.qualified_name, q.id"
 )
 _SYMBOL_FROM = (
     "FROM code_symbols s JOIN code_files f ON f.id = s.file_id "
-    "JOIN code_projects p ON p.id = f.project_id"
+    "JOIN code_projects p ON p.id = f.project_id "
+    "LEFT JOIN code_symbols q ON q.file_id = s.file_id AND q.position = s.parent"
 )
 
 

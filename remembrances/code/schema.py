@@ -34,7 +34,7 @@ CODE_MIGRATIONS: tuple[str, ...] = (
         id             INTEGER PRIMARY KEY,
         file_id        INTEGER NOT NULL REFERENCES code_files (id) ON DELETE CASCADE,
         position       INTEGER NOT NULL,
-        parent_id      INTEGER REFERENCES code_symbols (id) ON DELETE CASCADE,
+        parent         INTEGER,  -- position of the enclosing symbol in the same file
         kind           TEXT NOT NULL,
         name           TEXT NOT NULL,
         qualified_name TEXT NOT NULL,
@@ -50,7 +50,6 @@ CODE_MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX code_symbols_name ON code_symbols (name);
     CREATE INDEX code_symbols_qualified ON code_symbols (qualified_name);
-    CREATE INDEX code_symbols_parent ON code_symbols (parent_id);
     CREATE TABLE code_names (
         name      TEXT NOT NULL,
         file_id   INTEGER NOT NULL REFERENCES code_files (id) ON DELETE CASCADE,
