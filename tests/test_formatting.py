@@ -129,7 +129,7 @@ def test_every_kind_of_result_formats(store: Store) -> None:
 
     root = parse(format_xml(results))
     assert [r.get("kind") for r in root] == ["kb", "event", "kb", "code"]
-    assert root[0].get("heading_path") == "Guide > Install"
+    assert root[0].get("heading_path") == "Install"  # below the title "Guide"
     assert root[0].text is not None and "Use apt & <sudo>." in root[0].text
     assert root[1].get("occurred_at") == "2026-01-02T03:04:00+00:00"
     assert root[1].text == "deploy <failed>"

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..chunking import FORMATS, Chunker, Format, format_for, sections
+from ..chunking import FORMATS, HEADING_SEPARATOR, Chunker, Format, format_for, sections
 from ..errors import InvalidInputError
 from ..records import Chunk
 from ..store import Prepared, SearchMode, Store, Where, content_hash
@@ -83,6 +83,18 @@ def check_metadata(metadata: Any) -> tuple[dict[str, Any], str]:
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"metadata cannot be stored as JSON: {exc}") from exc
     return json.loads(encoded), encoded
+
+
+def below_title(heading_path: str, title: str | None) -> str:
+    """The heading path without a first heading that only repeats the title.
+
+    "Guide > Install > Linux" in a document titled "Guide" is shown as
+    "Install > Linux": the title is shown beside it anyway.
+    """
+    parts = heading_path.split(HEADING_SEPARATOR) if heading_path else []
+    if title and parts and parts[0].strip() == title.strip():
+        parts = parts[1:]
+    return HEADING_SEPARATOR.join(parts)
 
 
 def _title_of(text: str, format: Format) -> str | None:
@@ -444,7 +456,9 @@ class KnowledgeBase:
                 source=r.source,
                 collection=r.collection,
                 title=titles.get((r.collection, r.source)),
-                heading_path=str(r.metadata.get("heading_path", "")),
+                heading_path=below_title(
+                    str(r.metadata.get("heading_path", "")), titles.get((r.collection, r.source))
+                ),
                 text=r.text,
                 score=r.score,
                 metadata={k: v for k, v in r.metadata.items() if k not in RESERVED_KEYS},

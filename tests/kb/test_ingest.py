@@ -78,7 +78,11 @@ def test_ingest_finds_text_formats_and_honours_gitignore(kb: KnowledgeBase, note
     assert doc.metadata == {"path": "api.rst"}
     assert kb.get(str(notes / "todo.txt")).title == "todo.txt"  # no heading: the file name
     hit = kb.search("apt install", limit=1)[0]
-    assert (hit.source, hit.heading_path) == (str(notes / "guide.md"), "Guide > Install")
+    assert (hit.source, hit.title, hit.heading_path) == (
+        str(notes / "guide.md"),
+        "Guide",
+        "Install",
+    )
 
 
 def test_patterns_choose_the_files(kb: KnowledgeBase, notes: Path) -> None:

@@ -88,7 +88,7 @@ def test_changing_one_section_reembeds_only_its_chunks(
     assert (report.embedded, report.cached) == (1, 3)
     assert embedder.calls == calls + 1
     hits = kb.search("very quickly", mode="text")
-    assert hits[0].heading_path == "Guide > Usage"
+    assert (hits[0].title, hits[0].heading_path) == ("Guide", "Usage")  # title not repeated
 
 
 def test_changing_only_metadata_rewrites_without_embedding(
