@@ -10,10 +10,12 @@ hand an agent for a realistic coding question. Uses the default local embedder
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import tempfile
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from rich.console import Console
@@ -32,11 +34,17 @@ PROMPT = (
     "Please fix the bug where Store.search returns fewer results than the limit "
     "when a metadata filter is used, it started failing yesterday"
 )
+#: (subject, what happened, how long ago)
 EVENTS = (
-    ("search", "Bob reported that filtered searches sometimes return fewer hits than asked."),
-    ("release", "Tagged v0.1.0: one-file store with hybrid search and the local embedder."),
-    ("embeddings", "Switched the default embedder to the int8 MiniLM ONNX model (offline)."),
-)
+    ("search", "Bob reported that filtered searches return fewer results than the limit "
+     "when a metadata filter is used.", timedelta(days=1)),
+    ("release", "Tagged v0.1.0: one-file store with hybrid search and the local embedder.",
+     timedelta(days=3)),
+    ("embeddings", "Switched the default embedder to the int8 MiniLM ONNX model (offline).",
+     timedelta(days=10)),
+)  # fmt: skip
+#: How long the demo spends embedding code; the rest stays searchable by words.
+EMBED_SECONDS = float(os.environ.get("DEMO_EMBED_SECONDS", "25"))
 
 console = Console(stderr=False)
 
@@ -92,29 +100,39 @@ def add_docs(svc: remembrances.RemembrancesService) -> None:
 
 
 def index_code(svc: remembrances.RemembrancesService) -> bool:
+    """Index the package: every symbol is text-searchable at once; vectors follow in
+    batches for up to EMBED_SECONDS (what is left stays searchable by words, and a
+    later ``backfill`` finishes it)."""
     try:
         code = svc.code
     except ImportError:
         console.print("[dim]code layer not available yet; skipping the code index[/]")
         return False
     with progress() as bar:
-        task = bar.add_task("code", total=None, rate="")
+        task = bar.add_task("code: parsing", total=None, rate="")
         started = time.perf_counter()
-        report = code.index(REPO / "remembrances", project="remembrances")
-        pending = svc.store.pending_embeddings()
-        bar.update(task, total=pending or 1, completed=0)
 
-        def done(n: int) -> None:
-            rate = n / max(time.perf_counter() - started, 1e-9)
-            bar.update(task, completed=n, rate=f"{rate:.0f} chunks/s")
+        def parsed(phase: str, done: int, total: int) -> None:
+            rate = done / max(time.perf_counter() - started, 1e-9)
+            bar.update(task, description=f"code: {phase}", completed=done, total=total,
+                       rate=f"{rate:.0f} files/s")  # fmt: skip
 
-        if pending:
-            svc.store.backfill_embeddings(progress=done)
-        else:
-            bar.update(task, completed=1)
-    summary = getattr(report, "to_dict", lambda: {})()
+        report = code.index(
+            REPO / "remembrances", project="remembrances", embed=False, progress=parsed
+        )
+        pending = svc.store.pending_embeddings(kind="code")
+        embed = bar.add_task("code: embedding", total=pending, rate="")
+        started = time.perf_counter()
+        done = 0
+        while done < pending and time.perf_counter() - started < EMBED_SECONDS:
+            done += svc.store.backfill_embeddings(kind="code", batch_size=32, limit=32)
+            rate = done / max(time.perf_counter() - started, 1e-9)
+            bar.update(embed, completed=done, rate=f"{rate:.0f} chunks/s")
+    left = svc.store.pending_embeddings(kind="code")
     console.print(
-        f"indexed {summary.get('indexed', '?')} files, {summary.get('symbols', '?')} symbols"
+        f"indexed {report.files_indexed} files, {report.symbols} symbols, {report.chunks} "
+        f"chunks; {report.chunks - left} with vectors, {left} searchable by words only "
+        f"(finish with: code.backfill('remembrances'))"
     )
     return True
 
@@ -125,8 +143,11 @@ def log_events(svc: remembrances.RemembrancesService) -> None:
     except ImportError:
         console.print("[dim]event layer not available yet; skipping events[/]")
         return
-    for subject, content in EVENTS:
-        log.log(content, subject=subject)
+    now = datetime.now().astimezone()
+    yesterday_afternoon = (now - timedelta(days=1)).replace(hour=15, minute=0)
+    for subject, content, ago in EVENTS:
+        at = yesterday_afternoon if ago == timedelta(days=1) else now - ago
+        log.log(content, subject=subject, at=at)
     console.print(f"logged {len(EVENTS)} events")
 
 

@@ -86,30 +86,22 @@ def _kb_documents(svc: RemembrancesService) -> Iterator[dict[str, Any]]:
         }
 
 
-def _plain(obj: Any) -> dict[str, Any]:
-    if isinstance(obj, dict):
-        return obj
-    if hasattr(obj, "to_dict"):
-        return dict(obj.to_dict())
-    return dict(asdict(obj))
-
-
-def _events(svc: RemembrancesService) -> Iterator[dict[str, Any]]:
-    for event in svc.events.list(limit=None):
-        data = _plain(event)
-        yield {
-            "type": "event",
-            "subject": data.get("subject", ""),
-            "content": data.get("content") or data.get("text"),
-            "at": data.get("at") or data.get("happened_at"),
-            "metadata": data.get("metadata") or {},
-        }
+def _events(svc: RemembrancesService, page: int = 1000) -> Iterator[dict[str, Any]]:
+    log = svc.events
+    for offset in range(0, log.count(), page):
+        for event in log.list(limit=page, offset=offset):
+            yield {
+                "type": "event",
+                "subject": event.subject,
+                "content": event.content,
+                "at": event.occurred_at.isoformat(),
+                "metadata": event.metadata,
+            }
 
 
 def _code_projects(svc: RemembrancesService) -> Iterator[dict[str, Any]]:
     for project in svc.code.projects():
-        data = _plain(project)
-        yield {"type": "code_project", "name": data.get("name"), "root": data.get("root")}
+        yield {"type": "code_project", "name": project.name, "root": project.root}
 
 
 def _chunk_sources(svc: RemembrancesService) -> Iterator[dict[str, Any]]:

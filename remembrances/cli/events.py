@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import click
@@ -23,8 +24,7 @@ def events() -> None:
 def _rows(items: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     rows = []
     for e in items:
-        at = first(e, "at", "happened_at", "ts")
-        shown = when(at) if isinstance(at, int | float) else (at or "-")
+        shown = _time(first(e, "occurred_at", "at", "ts"))
         score = e.get("score")
         rows.append(
             (
@@ -39,6 +39,15 @@ def _rows(items: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 
 
 COLUMNS = ("id", "at", "subject", "content", "score")
+
+
+def _time(value: Any) -> str:
+    if isinstance(value, int | float):
+        return when(value)
+    try:
+        return datetime.fromisoformat(str(value)).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    except ValueError:
+        return str(value or "-")
 
 
 @events.command(
@@ -126,8 +135,10 @@ def list_(
 def rm(state: State, ids: tuple[int, ...]) -> None:
     """Remove events by id (ids are shown by list and search)."""
     log_ = state.service().events
-    deleted = sum(int(bool(log_.delete(i))) for i in ids)
-    state.out.emit({"deleted": deleted}, f"removed {deleted} event(s)")
+    missing = [i for i in ids if not log_.delete(i)]
+    if missing:
+        raise click.ClickException(f"no event with id {', '.join(map(str, missing))}")
+    state.out.emit({"deleted": len(ids)}, f"removed {len(ids)} event(s)")
 
 
 @events.command(epilog="Example:  remembrances events prune --older-than 90d")
@@ -145,10 +156,5 @@ def prune(state: State, older_than: str) -> None:
 @pass_state
 def subjects(state: State) -> None:
     """Distinct subjects with how many events each has."""
-    found = state.service().events.subjects()
-    counts = (
-        dict(found)
-        if not isinstance(found, list)
-        else {str(first(record(s), "subject", default=s)): first(record(s), "count") for s in found}
-    )
+    counts = state.service().events.subjects()
     state.out.emit(counts, state.out.table(("subject", "events"), list(counts.items())))

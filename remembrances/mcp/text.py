@@ -62,7 +62,7 @@ def origin(data: Mapping[str, Any]) -> str:
     name = _get(data, "qualified_name", "heading_path", "heading", "title")
     if name and str(name) not in where:
         where += f" ({name})"
-    at = _get(data, "at", "happened_at", "ts")
+    at = _get(data, "occurred_at", "at", "ts")
     if at is not None and _get(data, "kind") in ("event", "events"):
         where += f" @ {_time(at)}"
     return where
