@@ -65,7 +65,11 @@ def test_discovery_honours_gitignore_excludes_and_limits(code: CodeIndexer, repo
 
 
 def test_report_counts_and_timings(code: CodeIndexer, repo: Path, embedder: HashEmbedder) -> None:
-    report = code.index(repo, project="shop")
+    calls: list[tuple[str, int, int]] = []
+    report = code.index(repo, project="shop", progress=lambda *a: calls.append(a))
+    phases = [c[0] for c in calls]
+    assert phases[0] == "hashed" and "written" in phases and phases[-1] == "embedded"
+    assert calls[-1][1] == calls[-1][2] == report.embedded_chunks
     assert report.symbols == code.stats("shop").symbols > 60
     assert report.chunks == code.stats("shop").chunks
     assert report.embedded_chunks == report.chunks == embedder.calls
