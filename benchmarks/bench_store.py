@@ -1,0 +1,175 @@
+"""The Store at 10k and 100k chunks x 384 dims: writes, and vector/text/hybrid search.
+
+Question: how fast does the Store write chunks, and what does a top-10 search cost
+in each mode, against plain sqlite-vec (``engine="vec0"``) and a bare NumPy scan
+measured in the same run?
+
+Setup: chunks of 30 words drawn from a Zipf-distributed vocabulary whose most
+frequent ranks are the English stop words and the rest made-up words (so FTS5
+sees common and rare terms as in prose, and the query builder drops the stop
+words as it would in English), each with a random unit vector
+(vectors are precomputed: the write rate is the Store's, not an embedder's).
+Writes go through ``Store.write_source`` (1000 chunks per source, 10 sources per
+transaction), with every trigger live: FTS5, vec0 and the vector log. Queries
+are 3-5 words from the same vocabulary, at least two of them not stop words; their vectors are looked up, so search
+timings exclude embedding.
+
+Figures (median over the queries; the machine is shared, so compare ratios):
+- write rate in chunks/s;
+- vector top-10: in-memory exact (default), approximate, vec0, NumPy ``M @ q``
+  (OpenBLAS at 1 thread; also at its default thread count);
+- text top-10 (FTS5 BM25) and hybrid top-10 (both legs + RRF), with the ratio
+  hybrid / vector that issue 3 bounds at 3x.
+
+Run: ``.venv/bin/python benchmarks/bench_store.py`` (``--quick`` for 10k only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_vector import DIM, Blas, SeededEmbedder, per_query_ms, unit_rows
+
+from remembrances import Store
+from remembrances.fts_query import STOP_WORDS
+from remembrances.store import Prepared, PreparedChunk, content_hash
+
+PER_SOURCE = 1000
+SOURCES_PER_TXN = 10
+VOCABULARY = 30_000
+QUERIES = 40
+
+
+def vocabulary(rng: np.random.Generator) -> list[str]:
+    """Words by frequency rank: the stop words first (as in English), then made-up words."""
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    stop = sorted(STOP_WORDS)
+    words: set[str] = set()
+    while len(words) < VOCABULARY - len(stop):
+        word = "".join(rng.choice(letters, rng.integers(3, 10)))
+        if word not in STOP_WORDS:
+            words.add(word)
+    return stop + sorted(words)
+
+
+def zipf_words(rng: np.random.Generator, words: list[str], count: int) -> list[str]:
+    """Words with probability ~ 1 / rank^1.07 (English-like; no clipped tail)."""
+    weights = np.arange(1, len(words) + 1, dtype=np.float64) ** -1.07
+    ranks = rng.choice(len(words), size=count, p=weights / weights.sum())
+    return [words[r] for r in ranks]
+
+
+def bench_size(n: int, workdir: Path) -> dict[str, Any]:
+    rng = np.random.default_rng(5)
+    words = vocabulary(rng)
+    query_texts = []
+    while len(query_texts) < QUERIES:  # questions name things: at least two content words
+        query = zipf_words(rng, words, int(rng.integers(3, 6)))
+        if sum(w not in STOP_WORDS for w in query) >= 2:
+            query_texts.append(" ".join(query))
+    seeded = SeededEmbedder()
+    embedder = SeededEmbedder(table={t: seeded.embed_query(t) for t in query_texts})
+    out: dict[str, Any] = {"n": n}
+    store = Store(workdir / f"store-{n}.db", embedder=embedder)
+    matrix = np.zeros((n, DIM), dtype=np.float32)
+
+    write_s = 0.0
+    for first in range(0, n, PER_SOURCE * SOURCES_PER_TXN):
+        batches = []
+        for s in range(first, min(first + PER_SOURCE * SOURCES_PER_TXN, n), PER_SOURCE):
+            count = min(PER_SOURCE, n - s)
+            vectors = unit_rows(rng, count)
+            matrix[s : s + count] = vectors
+            chunks = []
+            for v in vectors:
+                text = " ".join(zipf_words(rng, words, 30))
+                chunks.append(
+                    PreparedChunk(text, "{}", None, content_hash(text), None, v.tobytes())
+                )
+            batches.append((f"doc{s}", Prepared(chunks)))
+        start = time.perf_counter()
+        with store.transaction():
+            for source, prepared in batches:
+                store.write_source("kb", "default", source, prepared)
+        write_s += time.perf_counter() - start
+    out["write_chunks_per_s"] = n / write_s
+
+    start = time.perf_counter()
+    store.search(query_texts[0], mode="vector")
+    out["first_vector_search_ms"] = (time.perf_counter() - start) * 1e3
+    qvecs = [embedder.embed_query(t).astype(np.float32) for t in query_texts]
+
+    def numpy_top10(q: int) -> np.ndarray:
+        scores = matrix @ qvecs[q]
+        top = np.argpartition(scores, n - 10)[n - 10 :]
+        return top[np.argsort(-scores[top])]
+
+    def run(mode: str, **kw: Any) -> Any:
+        return lambda q: store.search(query_texts[q], mode=mode, limit=10, **kw)
+
+    blas = Blas()
+    blas.set(1)
+    out["numpy_ms"] = per_query_ms(numpy_top10, QUERIES)
+    blas.set(blas.default)
+    out[f"numpy_ms_blas{blas.default}"] = per_query_ms(numpy_top10, QUERIES)
+    out["vector_ms"] = per_query_ms(run("vector"), QUERIES)
+    out["vector_approx_ms"] = per_query_ms(run("vector", exact=False), QUERIES)
+    out["vector_vec0_ms"] = per_query_ms(run("vector", engine="vec0"), min(QUERIES, 20))
+    out["text_ms"] = per_query_ms(run("text"), QUERIES)
+    out["hybrid_ms"] = per_query_ms(run("hybrid"), QUERIES)
+    out["hybrid_vec0_ms"] = per_query_ms(run("hybrid", engine="vec0"), min(QUERIES, 20))
+    out["file_bytes"] = store.stats()["file_bytes"]
+    store.close()
+    return out
+
+
+def report(results: list[dict[str, Any]]) -> str:
+    lines = [
+        "| N | write chunks/s | NumPy ms | vector ms (÷ NumPy) | vector approx ms "
+        "| vec0 vector ms (÷ memory) | text ms | hybrid ms (÷ vector) | hybrid vec0 ms |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['n']:,} | {r['write_chunks_per_s']:,.0f} | {r['numpy_ms']:.2f} "
+            f"| {r['vector_ms']:.2f} ({r['vector_ms'] / r['numpy_ms']:.2f}×) "
+            f"| {r['vector_approx_ms']:.2f} "
+            f"| {r['vector_vec0_ms']:.1f} ({r['vector_vec0_ms'] / r['vector_ms']:.1f}×) "
+            f"| {r['text_ms']:.2f} | {r['hybrid_ms']:.2f} ({r['hybrid_ms'] / r['vector_ms']:.2f}×) "
+            f"| {r['hybrid_vec0_ms']:.1f} |"
+        )
+    return "\n".join(lines) + "".join("\n\n" + json.dumps(r, default=float) for r in results)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="10k only")
+    parser.add_argument("--sizes", type=int, nargs="*", help="explicit sizes")
+    args, _ = parser.parse_known_args()
+    sizes = args.sizes or ([10_000] if args.quick else [10_000, 100_000])
+    print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()}", flush=True)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench-store-") as tmp:
+        for n in sizes:
+            result = bench_size(n, Path(tmp))
+            print(json.dumps(result, default=float), flush=True)
+            results.append(result)
+    print()
+    print(report(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

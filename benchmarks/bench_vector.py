@@ -1,0 +1,449 @@
+"""Vector search against the memory-bandwidth floor (issue 3).
+
+Question: how close does ``Store.search(mode="vector")`` come to the time it takes
+merely to read every float32 vector once, and how does it compare with plain
+sqlite-vec (``engine="vec0"``) and a bare NumPy scan, all measured in this run?
+
+Setup: a file of N random unit vectors (384 dims) with short texts, written with
+plain SQL in big transactions (the vec0 table is filled afterwards in one
+statement, the same rows its triggers would write). Queries are random unit
+vectors, looked up by an embedder that costs microseconds, so the timings are
+the search itself: the read transaction, the index sync, the scan, top-k and the
+result rows fetched from SQLite.
+
+Figures (median over many queries; the machine is shared, so only ratios to the
+baselines measured in the same run mean anything):
+- floor: the fastest of three single-pass NumPy reductions over an array of
+  the same byte size (float32 sum, int64-view sum, max);
+- numpy: ``M @ q`` + argpartition on a bare matrix (no store);
+- memory exact / approximate: ``store.search`` with ``exact=True`` / ``False``,
+  with OpenBLAS at its default thread count and at 1 thread;
+- vec0: ``store.search(engine="vec0")``;
+- start-up: opening the store, and the first search (which loads the index);
+- memory: bytes the index holds and resident-set growth when it loads, against
+  the vectors' float32 size.
+Approximate recall@10 against exact search is measured on real embeddings: the
+default local embedder (MiniLM) over the SciFact abstracts, cached as .npy under
+/tmp; a 100k set tiled from them with small perturbations gives its timing at
+scale (recall is reported there too, but the real set is the honest one).
+
+Run: ``.venv/bin/python benchmarks/bench_vector.py`` (10k and 100k; ``--quick``
+for 10k only; ``--full`` adds 1M, without vec0 unless ``--vec0-1m``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import glob
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from remembrances import Store
+
+DIM = 384
+WRITE_BATCH = 50_000
+SCIFACT = Path("/work/shared/eval/scifact")
+CACHE = Path(tempfile.gettempdir()) / "remembrances-bench"
+
+
+# -- data --------------------------------------------------------------------------
+
+
+def unit_rows(rng: np.random.Generator, count: int, dim: int = DIM) -> np.ndarray:
+    rows = rng.standard_normal((count, dim), dtype=np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows
+
+
+class SeededEmbedder:
+    """Any text -> a fixed random unit vector (seeded by the text): microseconds per query."""
+
+    def __init__(self, dim: int = DIM, table: dict[str, np.ndarray] | None = None) -> None:
+        self.name = f"bench-seeded:{dim}"
+        self.dim = dim
+        self.table = table or {}
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self.embed_query(t) for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        known = self.table.get(text)
+        if known is not None:
+            return known
+        rng = np.random.default_rng(zlib.crc32(text.encode()))
+        vec = rng.standard_normal(self.dim)
+        return vec / np.linalg.norm(vec)
+
+
+def build_store(
+    path: Path,
+    vectors: Iterator[np.ndarray],
+    text_of: Callable[[int], str],
+    embedder: SeededEmbedder,
+    *,
+    vec0: bool,
+) -> dict[str, float]:
+    """Write the chunks with plain SQL in big transactions; returns timings (s)."""
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    store = Store(path)  # no embedder yet: no vec0 triggers while writing
+    done = 0
+    now = time.time()
+    for block in vectors:
+        rows = []
+        for j, vec in enumerate(block):
+            i = done + j
+            rows.append(
+                (
+                    "kb" if i % 10 < 7 else "events",
+                    f"c{i % 4}",
+                    f"s{i // 100}",
+                    i % 100,
+                    text_of(i),
+                    f"h{i}",
+                    float(i),
+                    now,
+                    vec.astype("<f4").tobytes(),
+                )
+            )
+        with store.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO chunks (kind, collection, source, position, text, content_hash, "
+                "ts, created_at, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        done += len(block)
+    store.close()
+    timings["write_s"] = time.perf_counter() - start
+    store = Store(path, embedder=embedder)  # records the embedder, creates vec0 (empty)
+    if vec0:
+        start = time.perf_counter()
+        with store.transaction() as conn:
+            conn.execute(
+                "INSERT INTO chunks_vec (chunk_id, embedding, kind, collection) "
+                "SELECT id, embedding, kind, collection FROM chunks"
+            )
+        timings["vec0_fill_s"] = time.perf_counter() - start
+    store.close()
+    return timings
+
+
+def random_blocks(n: int, seed: int = 1) -> Iterator[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    for start in range(0, n, WRITE_BATCH):
+        yield unit_rows(rng, min(WRITE_BATCH, n - start))
+
+
+def short_text(i: int) -> str:
+    return f"chunk {i}"
+
+
+# -- measuring ---------------------------------------------------------------------
+
+
+def median_ms(fn: Callable[[], Any], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def per_query_ms(fn: Callable[[int], Any], queries: int) -> float:
+    times = []
+    for q in range(queries):
+        start = time.perf_counter()
+        fn(q)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def floor_ms(n: int, repeats: int) -> tuple[float, dict[str, float]]:
+    """Time to read n x 384 float32 once: the fastest of three NumPy reductions."""
+    array = np.ones((n, DIM), dtype=np.float32)  # written, so every page is resident
+    as_int = array.reshape(-1).view(np.int64)
+    kernels = {
+        "sum(float32)": lambda: array.sum(),
+        "sum(int64 view)": lambda: as_int.sum(),
+        "max(float32)": lambda: array.max(),
+    }
+    found = {name: median_ms(fn, repeats) for name, fn in kernels.items()}
+    return min(found.values()), found
+
+
+class Blas:
+    """OpenBLAS's thread count, set through its C API (numpy bundles scipy-openblas)."""
+
+    def __init__(self) -> None:
+        self.lib: Any = None
+        libs = glob.glob(str(Path(np.__file__).parent.parent / "numpy.libs" / "libscipy_openblas*"))
+        if libs:
+            self.lib = ctypes.CDLL(libs[0])
+        self.default = self.get()
+
+    def get(self) -> int:
+        return int(self.lib.scipy_openblas_get_num_threads64_()) if self.lib else 0
+
+    def set(self, threads: int) -> None:
+        if self.lib:
+            self.lib.scipy_openblas_set_num_threads64_(threads)
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def recall(got: Sequence[int], expected: Sequence[int]) -> float:
+    return len(set(got) & set(expected)) / max(len(expected), 1)
+
+
+# -- the benchmark for one size ----------------------------------------------------
+
+
+def bench_size(n: int, workdir: Path, *, vec0: bool, blas: Blas) -> dict[str, Any]:
+    out: dict[str, Any] = {"n": n}
+    path = workdir / f"vectors-{n}.db"
+    queries = 60 if n <= 100_000 else 25
+    # Query vectors looked up, not computed: the timings are the search alone.
+    embedder = SeededEmbedder(
+        table={f"q{q}": SeededEmbedder().embed_query(f"q{q}") for q in range(queries)}
+    )
+    out.update(build_store(path, random_blocks(n), short_text, embedder, vec0=vec0))
+    repeats = 60 if n <= 100_000 else 20
+
+    out["floor_ms"], out["floor_kernels"] = floor_ms(n, repeats)
+
+    matrix = np.concatenate(list(random_blocks(n)))
+    qvecs = [embedder.embed_query(f"q{q}").astype(np.float32) for q in range(queries)]
+
+    def numpy_top10(q: int) -> np.ndarray:
+        scores = matrix @ qvecs[q]
+        top = np.argpartition(scores, n - 10)[n - 10 :]
+        return top[np.argsort(-scores[top])]
+
+    start = time.perf_counter()
+    store = Store(path, embedder=embedder)
+    out["open_ms"] = (time.perf_counter() - start) * 1e3
+    rss0 = rss_bytes()
+    start = time.perf_counter()
+    store.search("q0", mode="vector", limit=10)
+    out["first_search_ms"] = (time.perf_counter() - start) * 1e3
+    out["rss_growth_bytes"] = rss_bytes() - rss0
+    index = store._index
+    assert index is not None
+    out["vector_bytes"] = n * DIM * 4
+    out["index_bytes_exact"] = index.nbytes
+
+    def search(q: int, **kw: Any) -> list[Any]:
+        return store.search(f"q{q}", mode="vector", limit=10, **kw)
+
+    # Exact equals brute force on every query (a benchmark of wrong answers is worthless).
+    for q in range(queries):
+        got = search(q)
+        expected = numpy_top10(q)
+        assert [r.id for r in got] == [int(i) + 1 for i in expected] or np.allclose(
+            [r.score for r in got], np.clip(matrix[expected] @ qvecs[q], 0, 1), atol=1e-6
+        )
+
+    for threads in sorted({blas.default, 1}, reverse=True):
+        blas.set(threads)
+        out[f"numpy_ms_blas{threads}"] = per_query_ms(numpy_top10, queries)
+    blas.set(blas.default)
+    out["blas_default_threads"] = blas.default
+    out["scan_threads_default"] = index.threads
+    for threads in sorted({index.threads, 1}, reverse=True):
+        index.threads = threads
+        out[f"exact_ms_threads{threads}"] = per_query_ms(search, queries)
+    index.threads = out["scan_threads_default"]
+
+    exact_top = [[r.id for r in search(q)] for q in range(queries)]
+    search(0, exact=False)  # builds the sign bits
+    out["index_bytes_approx"] = index.nbytes
+    out["approx_ms"] = per_query_ms(lambda q: search(q, exact=False), queries)
+    out["approx_recall_random"] = statistics.mean(
+        recall([r.id for r in search(q, exact=False)], exact_top[q]) for q in range(queries)
+    )
+    out["filtered_kind_ms"] = per_query_ms(lambda q: search(q, kind="events"), queries)
+    # source / metadata filters go through SQL for the ids (a table scan without an index)
+    out["filtered_source_ms"] = per_query_ms(
+        lambda q: search(q, source=[f"s{j}" for j in range(0, n // 100, 10)]),
+        queries if n <= 100_000 else 5,
+    )
+    if vec0:
+        vec0_queries = 20 if n <= 100_000 else 5
+        out["vec0_ms"] = per_query_ms(lambda q: search(q, engine="vec0"), vec0_queries)
+    store.close()
+
+    return out
+
+
+# -- approximate mode on real embeddings -------------------------------------------
+
+
+def scifact_vectors() -> tuple[np.ndarray, np.ndarray] | None:
+    """MiniLM vectors of the SciFact abstracts and queries, embedded once and cached."""
+    docs_file = CACHE / "scifact-local-docs.npy"
+    queries_file = CACHE / "scifact-local-queries.npy"
+    if not docs_file.exists() or not queries_file.exists():
+        if not (SCIFACT / "corpus.jsonl").exists():
+            return None
+        from remembrances.embeddings.local import LocalEmbedder
+
+        print("embedding SciFact once with the local embedder (cached in /tmp)...", flush=True)
+        embedder = LocalEmbedder()
+        CACHE.mkdir(parents=True, exist_ok=True)
+        with open(SCIFACT / "queries.jsonl") as f:
+            queries = [json.loads(line)["text"] for line in f]
+        np.save(queries_file, np.stack([embedder.embed_query(q) for q in queries]))
+        with open(SCIFACT / "corpus.jsonl") as f:
+            docs = [json.loads(line) for line in f]
+        texts = [(d.get("title", "") + "\n" + d.get("text", "")).strip() for d in docs]
+        np.save(docs_file, np.asarray(embedder.embed_documents(texts), dtype=np.float32))
+    return np.load(docs_file).astype(np.float32), np.load(queries_file).astype(np.float32)
+
+
+def bench_real(workdir: Path, tiled_n: int, blas: Blas) -> dict[str, Any] | None:
+    loaded = scifact_vectors()
+    if loaded is None:
+        return None
+    docs, queries = loaded
+    out: dict[str, Any] = {"docs": len(docs), "queries": len(queries)}
+    table = {f"q{i}": v for i, v in enumerate(queries)}
+    rng = np.random.default_rng(3)
+
+    def measure(name: str, vectors: np.ndarray, timing_queries: int) -> None:
+        path = workdir / f"real-{name}.db"
+        embedder = SeededEmbedder(table=table)
+
+        def blocks() -> Iterator[np.ndarray]:
+            for start in range(0, len(vectors), WRITE_BATCH):
+                yield vectors[start : start + WRITE_BATCH]
+
+        build_store(path, blocks(), short_text, embedder, vec0=False)
+        store = Store(path, embedder=embedder)
+        try:
+
+            def ids(q: int, exact: bool) -> list[int]:
+                return [r.id for r in store.search(f"q{q}", mode="vector", limit=10, exact=exact)]
+
+            out[f"{name}_recall"] = statistics.mean(
+                recall(ids(q, False), ids(q, True)) for q in range(len(queries))
+            )
+            out[f"{name}_exact_ms"] = per_query_ms(lambda q: ids(q, True), timing_queries)
+            out[f"{name}_approx_ms"] = per_query_ms(lambda q: ids(q, False), timing_queries)
+        finally:
+            store.close()
+
+    measure("scifact", docs, len(queries))
+    copies = -(-tiled_n // len(docs))
+    tiled = np.concatenate(
+        [docs]
+        + [
+            docs + 0.02 * rng.standard_normal(docs.shape, dtype=np.float32)
+            for _ in range(copies - 1)
+        ]
+    )[:tiled_n]
+    tiled /= np.linalg.norm(tiled, axis=1, keepdims=True)
+    out["tiled_n"] = len(tiled)
+    measure("tiled", tiled, 200)
+    out["tiled_floor_ms"], _ = floor_ms(len(tiled), 60)
+    return out
+
+
+# -- report ------------------------------------------------------------------------
+
+
+def report(sizes: list[dict[str, Any]], real: dict[str, Any] | None) -> str:
+    lines = [
+        "| N | floor ms | NumPy BLAS gemv ms, 1 thread / default (ratio to floor) "
+        "| store exact ms, 1 thread / default (ratio) | vec0 ms (÷ store exact) "
+        "| store approximate ms (ratio) | approx recall@10 (random vectors) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in sizes:
+        floor = r["floor_ms"]
+        numpy1 = r["numpy_ms_blas1"]
+        numpyd = r[f"numpy_ms_blas{r['blas_default_threads']}"]
+        exact1 = r["exact_ms_threads1"]
+        exactd = r[f"exact_ms_threads{r['scan_threads_default']}"]
+        vec0 = f"{r['vec0_ms']:.1f} ({r['vec0_ms'] / exactd:.1f}×)" if "vec0_ms" in r else "not run"
+        lines.append(
+            f"| {r['n']:,} | {floor:.2f} | {numpy1:.2f} ({numpy1 / floor:.2f}×) / "
+            f"{numpyd:.2f} ({numpyd / floor:.2f}×) | {exact1:.2f} ({exact1 / floor:.2f}×) / "
+            f"{exactd:.2f} ({exactd / floor:.2f}×) | {vec0} "
+            f"| {r['approx_ms']:.2f} ({r['approx_ms'] / floor:.2f}×) "
+            f"| {r['approx_recall_random']:.2f} |"
+        )
+    text = "\n".join(lines)
+    if real:
+        floor = real["tiled_floor_ms"]
+        text += (
+            f"\n\nReal MiniLM embeddings (SciFact, {real['docs']:,} abstracts, "
+            f"{real['queries']:,} queries): approximate recall@10 vs exact "
+            f"{real['scifact_recall']:.3f}. Tiled to {real['tiled_n']:,} (perturbed copies): "
+            f"recall@10 {real['tiled_recall']:.3f}, approximate {real['tiled_approx_ms']:.2f} ms "
+            f"= {real['tiled_approx_ms'] / floor:.2f}× the floor ({floor:.2f} ms); "
+            f"exact {real['tiled_exact_ms']:.2f} ms = {real['tiled_exact_ms'] / floor:.2f}×."
+        )
+    for r in sizes:
+        text += "\n\n" + json.dumps(r, default=float)
+    if real:
+        text += "\n\nreal embeddings: " + json.dumps(real, default=float)
+    return text
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="10k only")
+    parser.add_argument("--full", action="store_true", help="add 1M (slow to build)")
+    parser.add_argument("--vec0-1m", action="store_true", help="also fill and time vec0 at 1M")
+    parser.add_argument("--no-real", action="store_true", help="skip the real-embedding part")
+    parser.add_argument("--sizes", type=int, nargs="*", help="explicit sizes")
+    args, _ = parser.parse_known_args()
+    sizes = args.sizes or ([10_000] if args.quick else [10_000, 100_000])
+    if args.full and not args.sizes:
+        sizes.append(1_000_000)
+    blas = Blas()
+    print(
+        f"numpy {np.__version__}, OpenBLAS threads by default: {blas.default}, "
+        f"cores: {os.cpu_count()}, load average: {os.getloadavg()}",
+        flush=True,
+    )
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench-vector-") as tmp:
+        workdir = Path(tmp)
+        for n in sizes:
+            result = bench_size(n, workdir, vec0=n <= 100_000 or args.vec0_1m, blas=blas)
+            print(json.dumps(result, default=float), flush=True)
+            results.append(result)
+            for file in workdir.glob("*.db*"):
+                file.unlink()
+        real = None
+        if not args.no_real:
+            real = bench_real(workdir, 10_000 if args.quick else 100_000, blas)
+            print("real embeddings:", json.dumps(real, default=float), flush=True)
+    print()
+    print(report(results, real))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
