@@ -6,6 +6,7 @@ every fused score is rescaled to [0, 1]: 1.0 means first in both legs.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,7 +44,11 @@ def rrf(
     *,
     k: int = RRF_K,
 ) -> list[Fused]:
-    """Reciprocal rank fusion of two best-first lists of ``(id, leg score)``."""
+    """Reciprocal rank fusion of two best-first lists of ``(id, leg score)``.
+
+    Kept for comparison (benchmarks/bench_quality.py): it ignores how far apart
+    the scores are, so a weak leg pulls good hits down as much as a strong one.
+    """
     fused: dict[int, Fused] = {}
     for rank, (chunk_id, score) in enumerate(vector_hits, start=1):
         item = fused.setdefault(chunk_id, Fused(chunk_id, 0.0))
@@ -57,6 +62,89 @@ def rrf(
     for item in fused.values():
         item.score = min(item.score / best, 1.0)
     return sorted(fused.values(), key=lambda f: (-f.score, f.id))
+
+
+@dataclass(frozen=True)
+class FusionParams:
+    """The calibrated convex fusion's settings (fitted on SciFact train and CoSQA dev).
+
+    The text leg's weight is ``sigmoid(text_bias + text_slope * log(peak))``
+    where ``peak`` is the best BM25 over the BM25 at rank ``peak_rank``: a text
+    leg whose best hit stands out from the rest has found rare query words
+    together (trust it); a flat one has matched a common word or two (don't).
+    """
+
+    text_bias: float = -1.0
+    text_slope: float = 2.0
+    peak_rank: int = 10
+    #: Scores at this rank (or the pool's last, if shorter) map to 0 in each leg.
+    floor_rank: int = 100
+
+
+DEFAULT_PARAMS = FusionParams()
+
+
+def _spread(values: Sequence[float], floor_rank: int) -> tuple[float, float]:
+    """``(best, floor)``: a leg's scores are rescaled so these map to 1 and 0."""
+    best = values[0]
+    floor = values[min(floor_rank, len(values)) - 1]
+    return best, floor
+
+
+def text_weight(bm25: Sequence[float], params: FusionParams = DEFAULT_PARAMS) -> float:
+    """How much the text leg counts for this query, from how peaked its scores are."""
+    if not bm25 or bm25[0] <= 0:
+        return 0.0
+    reference = bm25[min(params.peak_rank, len(bm25)) - 1]
+    peak = bm25[0] / max(reference, 1e-9)
+    z = params.text_bias + params.text_slope * math.log(max(peak, 1.0))
+    return 1.0 / (1.0 + math.exp(-min(max(z, -50.0), 50.0)))
+
+
+def calibrated(
+    vector_hits: Sequence[tuple[int, float]],
+    text_hits: Sequence[tuple[int, float]],
+    *,
+    params: FusionParams = DEFAULT_PARAMS,
+) -> list[Fused]:
+    """Convex fusion of per-leg rescaled scores, weighted per query, in [0, 1].
+
+    ``vector_hits`` carry cosine similarities, ``text_hits`` raw BM25 (higher is
+    better), both best first. Each leg is rescaled so its best hit is 1 and its
+    hit at ``floor_rank`` is 0 (a hit missing from a leg counts 0 there), then
+    mixed with the text weight of :func:`text_weight`. That ordering is scaled
+    by the query's *confidence* (the weighted best cosine and best squashed
+    BM25), so the top hit of a query with no good match scores low instead of
+    1.0, and ``min_score`` means the same thing for every query; see
+    docs/search.md.
+    """
+    if not vector_hits and not text_hits:
+        return []
+    w_text = text_weight([s for _, s in text_hits], params) if vector_hits else 1.0
+    if not text_hits:
+        w_text = 0.0
+    fused: dict[int, Fused] = {}
+    confidence = 0.0
+    if vector_hits:
+        best, floor = _spread([s for _, s in vector_hits], params.floor_rank)
+        confidence += (1.0 - w_text) * vector_score(best)
+        for rank, (chunk_id, cosine) in enumerate(vector_hits, start=1):
+            item = fused.setdefault(chunk_id, Fused(chunk_id, 0.0))
+            item.vector_rank, item.vector_score = rank, vector_score(cosine)
+            scaled = (cosine - floor) / (best - floor) if best > floor else 1.0
+            item.score += (1.0 - w_text) * min(max(scaled, 0.0), 1.0)
+    if text_hits:
+        best, floor = _spread([s for _, s in text_hits], params.floor_rank)
+        confidence += w_text * text_score(best)
+        for rank, (chunk_id, bm25) in enumerate(text_hits, start=1):
+            item = fused.setdefault(chunk_id, Fused(chunk_id, 0.0))
+            item.text_rank, item.text_score = rank, text_score(bm25)
+            scaled = (bm25 - floor) / (best - floor) if best > floor else 1.0
+            item.score += w_text * min(max(scaled, 0.0), 1.0)
+    ranked = sorted(fused.values(), key=lambda f: (-f.score, f.id))
+    for item in ranked:  # scaled after sorting: a zero confidence keeps the order
+        item.score = min(max(item.score * confidence, 0.0), 1.0)
+    return ranked
 
 
 def mmr(

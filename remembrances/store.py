@@ -700,7 +700,12 @@ class Store:
         }
         sql, params = self._filter_sql(**filters)  # validates before any work
         if pool is None:
-            pool = limit if mode != "hybrid" and mmr is None and not rerank else max(limit * 5, 50)
+            # Hybrid needs each leg's top FLOOR_RANK to rescale it (see fusion.calibrated).
+            pool = (
+                limit
+                if mode != "hybrid" and mmr is None and not rerank
+                else max(limit * 5, fusion.DEFAULT_PARAMS.floor_rank)
+            )
         pool = min(max(pool, limit), 4096)
 
         query_vector = None
@@ -813,7 +818,8 @@ class Store:
             f"WHERE chunks_fts MATCH ? AND {sql} ORDER BY s LIMIT ?",
             (match, *params, pool),
         ).fetchall()
-        return [(int(i), fusion.text_score(-float(s))) for i, s in rows]
+        # Raw BM25, higher is better: fusion needs the unsquashed values.
+        return [(int(i), max(-float(s), 0.0)) for i, s in rows]
 
     @staticmethod
     def _fuse(
@@ -826,10 +832,10 @@ class Store:
             ]
         if mode == "text":
             return [
-                fusion.Fused(i, s, text_score=s, text_rank=r)
+                fusion.Fused(i, fusion.text_score(s), text_score=fusion.text_score(s), text_rank=r)
                 for r, (i, s) in enumerate(text_hits, start=1)
             ]
-        return fusion.rrf(vector_hits, text_hits)
+        return fusion.calibrated(vector_hits, text_hits)
 
     def _mmr(
         self, conn: apsw.Connection, fused: list[fusion.Fused], lambda_: float, limit: int
