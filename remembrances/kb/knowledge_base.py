@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..chunking import FORMATS, HEADING_SEPARATOR, Chunker, Format, format_for, sections
+from ..chunking import FORMATS, HEADING_SEPARATOR, Chunker, Format, format_for
 from ..errors import InvalidInputError
 from ..records import Chunk
 from ..store import Prepared, SearchMode, Store, Where, content_hash
@@ -95,13 +95,6 @@ def below_title(heading_path: str, title: str | None) -> str:
     if title and parts and parts[0].strip() == title.strip():
         parts = parts[1:]
     return HEADING_SEPARATOR.join(parts)
-
-
-def _title_of(text: str, format: Format) -> str | None:
-    for _, _, path in sections(text, format):
-        if path:
-            return path[0]
-    return None
 
 
 KNOWN_COLUMNS = "source, path, fingerprint, chunks, file_size, file_mtime_ns, settings"
@@ -222,10 +215,12 @@ class KnowledgeBase:
             raise InvalidInputError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
         user_metadata, metadata_json = check_metadata(metadata)
         digest = content_hash(text)
-        if title is None:  # the first heading, else the file's name
-            title = _title_of(text, format) or (Path(file.path).name if file else None)
+        # A title left out is derived from the text (and file name, part of the
+        # source), so "derived" stands for it and nothing is parsed to compare.
         fingerprint = hashlib.sha256(
-            json.dumps([digest, title, metadata_json, format, self.chunker.fingerprint]).encode()
+            json.dumps(
+                [digest, title, metadata_json, format, self.chunker.fingerprint, source]
+            ).encode()
         ).hexdigest()
         row = known if known is not None else self._fingerprint_row(collection, source)
         if row is not None and row["fingerprint"] == fingerprint:
@@ -237,6 +232,9 @@ class KnowledgeBase:
                 self._touch(collection, source, file)
             return AddReport(source, collection, "unchanged", int(row["chunks"]))
         pieces = self.chunker.split(text, format=format)
+        if title is None:  # the first heading, else the file's name
+            headed = next((p.headings[0] for p in pieces if p.headings), None)
+            title = headed or (Path(file.path).name if file else None)
         chunks = [
             Chunk(
                 text=piece.text,
