@@ -232,3 +232,42 @@ def test_bad_format_is_refused() -> None:
 def test_empty_and_blank_text_give_no_chunks() -> None:
     assert chunk_text("") == []
     assert chunk_text(" \n\t\n ") == []
+
+
+outline = st.lists(
+    st.tuples(
+        st.integers(1, 4),
+        st.text("abcdefghij ", min_size=1, max_size=12).filter(lambda t: t.strip()),
+        st.lists(
+            st.sampled_from(["alpha", "beta.", "gamma", "日本", "\n", "\n\n"]),
+            min_size=1,
+            max_size=120,
+        )
+        .map(lambda ws: " ".join(ws))
+        .filter(lambda b: b.strip()),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(outline, _settings())
+def test_every_chunk_carries_the_heading_path_of_its_section(
+    parts: list[tuple[int, str, str]], sizes: tuple[int, int]
+) -> None:
+    size, overlap = sizes
+    doc, starts, paths, stack = "", [], [], []
+    for level, title, body in parts:
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title.strip()))
+        starts.append(len(doc))
+        paths.append(" > ".join(t for _, t in stack))
+        doc += f"{'#' * level} {title.strip()}\n\n{body}\n\n"
+    chunks = chunk_text(doc, size=size, overlap=overlap)
+    check_invariants(doc, chunks, size, overlap)
+    for chunk in chunks:
+        section = max(i for i, start in enumerate(starts) if start <= chunk.start)
+        assert chunk.heading_path == paths[section]
+        assert chunk.embed_text().startswith(paths[section] + "\n\n")
