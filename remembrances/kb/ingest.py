@@ -208,7 +208,16 @@ def watch(
     passes = 0
     try:
         while not stop.is_set():
-            report = ingest(kb, path, collection=collection, patterns=patterns, max_bytes=max_bytes)
+            try:
+                report = ingest(
+                    kb, path, collection=collection, patterns=patterns, max_bytes=max_bytes
+                )
+            except NotFoundError:
+                # Gone for now (unmounted, being replaced): keep the documents and wait.
+                log.warning("kb watch: %s does not exist; waiting for it", path)
+                passes += 1
+                stop.wait(interval)
+                continue
             passes += 1
             if report.changed:
                 log.info(

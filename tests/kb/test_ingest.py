@@ -277,3 +277,38 @@ def test_ingest_metadata_is_checked_once_and_kept(kb: KnowledgeBase, notes: Path
     assert kb.get(str(notes / "todo.txt")).metadata == {"team": "docs", "path": "todo.txt"}
     assert kb.search("plumber", where={"team": "docs"}, mode="text")[0].source.endswith("todo.txt")
     assert kb.search("plumber", where={"team": "other"}) == []
+
+
+def test_watch_waits_for_a_missing_directory_without_dropping_documents(
+    kb: KnowledgeBase, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    root = tmp_path / "comes-and-goes"
+    write(root / "note.md", "a note that stays")
+    kb.ingest(root)
+    moved = tmp_path / "elsewhere"
+    root.rename(moved)
+    reports: queue.Queue[IngestReport] = queue.Queue()
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=kb.watch,
+        args=(root,),
+        kwargs={"interval": 0.02, "stop_event": stop, "on_change": reports.put},
+    )
+    with caplog.at_level("WARNING", logger="remembrances.kb.ingest"):
+        thread.start()
+        try:
+            waited = threading.Event()
+            for _ in range(int(WAIT / 0.01)):  # until a pass has found the path missing
+                if any("does not exist" in r.getMessage() for r in caplog.records):
+                    break
+                waited.wait(0.01)
+            assert any("does not exist" in r.getMessage() for r in caplog.records)
+            assert kb.count() == 1  # nothing dropped while it was gone
+            moved.rename(root)
+            write(root / "new.md", "a new note")
+            assert reports.get(timeout=WAIT).added == ["new.md"]
+        finally:
+            stop.set()
+            thread.join(timeout=WAIT)
+    assert not thread.is_alive()
+    assert kb.count() == 2
