@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, NotFoundError
 from ..records import Chunk
 from ..store import Prepared, SearchMode, Store
 from .records import Event
@@ -285,8 +285,6 @@ class EventLog:
     # -- reading -----------------------------------------------------------------------
 
     def get(self, event_id: int) -> Event:
-        from ..errors import NotFoundError
-
         if isinstance(event_id, bool) or not isinstance(event_id, int):
             raise InvalidInputError(f"event id must be an integer, not {event_id!r}")
         with self.store.snapshot() as conn:

@@ -19,23 +19,28 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..chunking import format_for
 from ..errors import InvalidInputError, NotFoundError
 from .discovery import DEFAULT_MAX_BYTES, FoundFile, discover, read_text, under
+from .knowledge_base import (
+    EMBED_GROUP_CHUNKS,
+    KNOWN_COLUMNS,
+    FileStamp,
+    KnowledgeBase,
+    StagedDocument,
+    check_metadata,
+    check_name,
+    known_row,
+)
 from .records import AddReport, IngestReport, SkippedFile
-
-if TYPE_CHECKING:
-    from .knowledge_base import KnowledgeBase, _Staged
 
 log = logging.getLogger(__name__)
 
 
 def _known_files(kb: KnowledgeBase, collection: str) -> dict[str, dict[str, Any]]:
     """Ingested files of a collection, by absolute path."""
-    from .knowledge_base import KNOWN_COLUMNS, known_row
-
     with kb.store.snapshot() as conn:
         rows = conn.execute(
             f"SELECT {KNOWN_COLUMNS} FROM kb_documents WHERE collection = ? AND path IS NOT NULL",
@@ -66,8 +71,6 @@ def ingest(
     files matching ``patterns`` (gitignore-style globs; default: Markdown, text,
     reStructuredText, AsciiDoc, Org) are.
     """
-    from .knowledge_base import FileStamp, check_metadata, check_name
-
     collection = check_name(collection, "collection")
     metadata = check_metadata(metadata)[0]
     max_bytes = _check_max_bytes(max_bytes)
@@ -93,7 +96,7 @@ def ingest(
     ).hexdigest()[:16]
     known = _known_files(kb, collection)
     kept: set[str] = set()
-    group: list[_Staged] = []
+    group: list[StagedDocument] = []
     for item in files:
         key = str(item.path)
         row = known.get(key)
@@ -125,7 +128,7 @@ def ingest(
             continue
         staged.label = item.relative
         group.append(staged)
-        if sum(len(s.chunks) for s in group) >= _group_chunks():
+        if sum(len(s.chunks) for s in group) >= EMBED_GROUP_CHUNKS:
             _flush(kb, group, report)
             group = []
     if group:
@@ -141,13 +144,7 @@ def ingest(
     return report
 
 
-def _group_chunks() -> int:
-    from .knowledge_base import EMBED_GROUP_CHUNKS
-
-    return EMBED_GROUP_CHUNKS
-
-
-def _flush(kb: KnowledgeBase, group: list[_Staged], report: IngestReport) -> None:
+def _flush(kb: KnowledgeBase, group: list[StagedDocument], report: IngestReport) -> None:
     done = kb._commit(group)
     report.embedded += done.embedded
     report.cached += done.cached

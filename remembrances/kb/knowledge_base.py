@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..chunking import FORMATS, HEADING_SEPARATOR, Chunker, Format, format_for
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, NotFoundError
 from ..records import Chunk
 from ..store import Prepared, SearchMode, Store, Where, content_hash
 from .discovery import DEFAULT_MAX_BYTES
@@ -119,7 +119,7 @@ class FileStamp:
 
 
 @dataclass
-class _Staged:
+class StagedDocument:
     """A document chunked and ready to embed and write."""
 
     source: str
@@ -194,7 +194,7 @@ class KnowledgeBase:
         format: Any,
         file: FileStamp | None = None,
         known: Mapping[str, Any] | None = None,
-    ) -> _Staged | AddReport:
+    ) -> StagedDocument | AddReport:
         source = check_name(source, "source")
         collection = check_name(collection, "collection")
         if not isinstance(text, str):
@@ -248,7 +248,7 @@ class KnowledgeBase:
             )
             for piece in pieces
         ]
-        return _Staged(
+        return StagedDocument(
             source=source,
             collection=collection,
             title=title,
@@ -262,7 +262,7 @@ class KnowledgeBase:
             file=file,
         )
 
-    def _commit(self, staged: Sequence[_Staged]) -> _Committed:
+    def _commit(self, staged: Sequence[StagedDocument]) -> _Committed:
         """Embed every staged document's chunks, then write them all in one transaction."""
         prepared = self.store.prepare([c for s in staged for c in s.chunks])
         done = _Committed(embedded=prepared.embedded, cached=prepared.cached)
@@ -358,8 +358,6 @@ class KnowledgeBase:
 
     def get(self, source: str, *, collection: str = "default") -> Document:
         """The document with its full text; NotFoundError when there is none."""
-        from ..errors import NotFoundError
-
         source = check_name(source, "source")
         collection = check_name(collection, "collection")
         with self.store.snapshot() as conn:
