@@ -26,7 +26,9 @@ def kb() -> None:
     epilog="Examples:\n\n  remembrances kb add notes/deploy.md\n\n"
     "  echo 'The VPN needs MFA.' | remembrances kb add - --source it/vpn --title VPN"
 )
-@click.argument("file", type=click.Path(allow_dash=True, dir_okay=False, path_type=Path))
+@click.argument(
+    "file", type=click.Path(exists=True, allow_dash=True, dir_okay=False, path_type=Path)
+)
 @click.option("--source", default=None, help="Stable name for the document [default: FILE].")
 @click.option("--title", default=None)
 @click.option("--collection", default="default", show_default=True)

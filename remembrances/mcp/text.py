@@ -49,9 +49,13 @@ def _get(data: Mapping[str, Any], *keys: str) -> Any:
 
 
 def _time(value: Any) -> str | None:
+    """A time as "2026-11-01 09:00 UTC" (from epoch seconds or an ISO string)."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return None if value is None else str(value)
+    try:
+        return datetime.fromisoformat(str(value)).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    except ValueError:
+        return None if value is None else str(value)
 
 
 def origin(data: Mapping[str, Any]) -> str:

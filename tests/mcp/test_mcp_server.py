@@ -221,3 +221,41 @@ def test_hostile_queries_are_not_errors(drive: Drive) -> None:
                 assert not result.is_error, (tool, query, text_of(result))
 
     drive(scenario)
+
+
+def test_event_tools(drive: Drive) -> None:
+    async def scenario(session: ClientSession) -> None:
+        saved = await call(
+            session,
+            "save_event",
+            content="Deploy failed: disk full on web-2",
+            subject="deploy",
+            at="2026-11-01T10:00:00+01:00",
+            metadata={"host": "web-2"},
+        )
+        assert not saved.is_error, text_of(saved)
+        assert saved.structured_content["occurred_at"] == "2026-11-01T09:00:00+00:00"
+        assert "id" not in saved.structured_content
+        await call(session, "save_event", content="Upgraded the database", subject="db")
+
+        found = await call(session, "search_events", query="deploy disk full")
+        assert found.structured_content["results"][0]["subject"] == "deploy"
+        assert "deploy" in text_of(found) and "2026-11-01 09:00 UTC" in text_of(found)
+
+        window = await call(
+            session, "search_events", since="2026-10-31T00:00:00Z", until="2026-11-02T00:00:00Z"
+        )
+        assert [e["subject"] for e in window.structured_content["results"]] == ["deploy"]
+
+        by_subject = await call(session, "search_events", subject="db")
+        assert [e["content"] for e in by_subject.structured_content["results"]] == [
+            "Upgraded the database"
+        ]
+        none = await call(session, "search_events", query="deploy", last="1h", subject="deploy")
+        assert none.structured_content["count"] == 0
+        assert "No matching events" in text_of(none)
+
+        bad = await call(session, "search_events", last="forever")
+        assert bad.is_error and "duration" in text_of(bad)
+
+    drive(scenario)

@@ -1,0 +1,299 @@
+"""kb, events, code, export/import and eval commands through click's runner, on real files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .conftest import Run, as_json
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "deploy.md").write_text(
+        "# Deploy\n\nWe deploy with make ship.\n\n## Rollback\n\nRun make rollback.\n"
+    )
+    (root / "vpn.txt").write_text("The office VPN needs MFA since March.\n")
+    (root / "blob.md").write_bytes(b"\x00\x01\x02binary\xff")
+    return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "upload.py").write_text(
+        "class Uploader:\n"
+        '    """Sends files."""\n\n'
+        "    def upload_file(self, path, retries=3):\n"
+        '        """Upload one file, retrying failed uploads."""\n'
+        "        return self.send(path)\n\n"
+        "    def send(self, path):\n"
+        "        return True\n\n\n"
+        "def main():\n"
+        "    Uploader().upload_file('x')\n"
+    )
+    return root
+
+
+# -- kb ----------------------------------------------------------------------------------
+
+
+def test_kb_ingest_list_search_get_rm(run: Run, notes: Path) -> None:
+    report = as_json(run("kb", "ingest", str(notes), "--json"))
+    assert sorted(report["added"]) == ["deploy.md", "vpn.txt"]
+    assert [s["path"] for s in report["skipped"]] == ["blob.md"]
+
+    again = as_json(run("kb", "ingest", str(notes), "--json"))
+    assert again["added"] == [] and again["unchanged"] == 2
+
+    docs = as_json(run("kb", "list", "--json"))
+    assert {d["title"] for d in docs} >= {"Deploy"}
+    source = next(d["source"] for d in docs if d["title"] == "Deploy")
+
+    hits = as_json(run("kb", "search", "how do I run make rollback?", "--json", "-n", "1"))
+    assert hits[0]["heading_path"].endswith("Rollback")
+
+    human = run("kb", "search", "roll back")
+    assert human.exit_code == 0 and "Rollback" in human.stdout
+
+    got = run("kb", "get", source)
+    assert got.exit_code == 0 and "make rollback" in got.stdout
+
+    assert as_json(run("kb", "rm", source, "--json"))["deleted"] is True
+    gone = run("kb", "get", source)
+    assert gone.exit_code == 1 and "no document" in gone.stderr
+
+
+def test_kb_ingest_human_output_lists_skipped_files(run: Run, notes: Path) -> None:
+    result = run("kb", "ingest", str(notes))
+    assert result.exit_code == 0
+    assert "skipped blob.md" in result.stdout
+
+
+def test_kb_add_from_a_file_and_from_stdin(run: Run, tmp_path: Path) -> None:
+    doc = tmp_path / "a.md"
+    doc.write_text("# A\n\nAlpha text.\n")
+    added = as_json(
+        run("kb", "add", str(doc), "--meta", "team=ops", "--meta", "year=2026", "--json")
+    )
+    assert added["status"] == "added"
+    stored = as_json(run("kb", "get", str(doc), "--json"))
+    assert stored["metadata"] == {"team": "ops", "year": 2026}
+
+    piped = as_json(run("kb", "add", "-", "--source", "it/vpn", "--json", input="VPN needs MFA."))
+    assert piped["source"] == "it/vpn"
+    assert "MFA" in run("kb", "get", "it/vpn").stdout
+
+
+def test_kb_add_bad_input(run: Run, tmp_path: Path) -> None:
+    stdin_without_source = run("kb", "add", "-", input="text")
+    assert stdin_without_source.exit_code == 2
+    empty = run("kb", "add", "-", "--source", "x", input="   ")
+    assert empty.exit_code == 1 and "empty" in empty.stderr
+    bad = tmp_path / "bad.md"
+    bad.write_bytes(b"caf\xe9 \xff")
+    not_utf8 = run("kb", "add", str(bad))
+    assert not_utf8.exit_code == 1
+    assert "utf-8" in not_utf8.stderr.lower() and "Traceback" not in not_utf8.output
+    assert run("kb", "add", str(tmp_path / "missing.md")).exit_code == 2
+    bad_meta = run("kb", "add", "-", "--source", "x", "--meta", "novalue", input="t")
+    assert bad_meta.exit_code == 2
+
+
+def test_kb_rm_missing_document_is_a_user_error(run: Run) -> None:
+    run("init")
+    result = run("kb", "rm", "nope")
+    assert result.exit_code == 1 and "no document" in result.stderr
+
+
+def test_kb_watch_once_syncs_the_directory(run: Run, notes: Path) -> None:
+    result = run("kb", "watch", str(notes), "--once")
+    assert result.exit_code == 0, result.output
+    assert "added" in result.stdout
+    assert len(as_json(run("kb", "list", "--json"))) == 2
+
+
+# -- events ------------------------------------------------------------------------------
+
+
+def test_events_log_search_list_subjects_rm_prune(run: Run) -> None:
+    old = as_json(
+        run("events", "log", "Moved the CI to new runners", "--subject", "ci",
+            "--at", "2020-01-01T10:00:00+10:00", "--json")
+    )  # fmt: skip
+    assert old["occurred_at"] == "2020-01-01T00:00:00+00:00"
+    new = as_json(run("events", "log", "Deploy failed: disk full", "--subject", "deploy", "--json"))
+    assert new["subject"] == "deploy" and isinstance(new["id"], int)
+
+    found = as_json(run("events", "search", "deploy failure", "--json"))
+    assert found[0]["content"] == "Deploy failed: disk full"
+    recent = as_json(run("events", "search", "--last", "7d", "--json"))
+    assert [e["subject"] for e in recent] == ["deploy"]
+    listed = as_json(run("events", "list", "--json"))
+    assert [e["subject"] for e in listed] == ["deploy", "ci"]  # newest first
+    assert as_json(run("events", "subjects", "--json")) == {"ci": 1, "deploy": 1}
+
+    human = run("events", "list")
+    assert human.exit_code == 0 and "2020-01-01 00:00 UTC" in human.stdout
+
+    assert as_json(run("events", "prune", "--older-than", "365d", "--json")) == {"deleted": 1}
+    assert as_json(run("events", "rm", str(new["id"]), "--json")) == {"deleted": 1}
+    assert as_json(run("events", "list", "--json")) == []
+
+
+def test_events_bad_input(run: Run) -> None:
+    run("init")
+    bad_time = run("events", "log", "x", "--at", "yesterday-ish")
+    assert bad_time.exit_code == 1 and "Traceback" not in bad_time.output
+    bad_window = run("events", "search", "x", "--last", "3")
+    assert bad_window.exit_code == 1 and "duration" in bad_window.stderr
+    missing = run("events", "rm", "12345")
+    assert missing.exit_code == 1 and "12345" in missing.stderr
+    assert run("events", "rm", "abc").exit_code == 2
+    assert run("events", "prune").exit_code == 2
+
+
+# -- code --------------------------------------------------------------------------------
+
+
+def test_code_index_search_symbol_outline_refs_projects_rm(run: Run, repo: Path) -> None:
+    report = as_json(run("code", "index", str(repo), "--json"))
+    assert report["project"] == "app" and report["files_indexed"] == 1
+    assert as_json(run("code", "index", str(repo), "--json"))["files_unchanged"] == 1
+
+    hits = as_json(run("code", "search", "retry failed uploads", "--json", "-n", "1"))
+    assert hits[0]["qualified_name"] == "Uploader.upload_file"
+    human = run("code", "search", "retry failed uploads", "-n", "1")
+    assert "upload.py:4-6" in human.stdout and "def upload_file" in human.stdout
+
+    symbols = as_json(run("code", "symbol", "Uploader.send", "--json"))
+    assert [(s["kind"], s["start_line"]) for s in symbols] == [("method", 8)]
+
+    outline = as_json(run("code", "outline", "upload.py", "--project", "app", "--json"))
+    assert outline[0]["name"] == "Uploader"
+    assert [c["name"] for c in outline[0]["children"]] == ["upload_file", "send"]
+    tree = run("code", "outline", "upload.py")
+    assert "Uploader.send" in tree.stdout
+
+    refs = as_json(run("code", "refs", "upload_file", "--json"))
+    assert sorted(r["line"] for r in refs) == [4, 13]
+
+    projects = as_json(run("code", "projects", "--json"))
+    assert [p["name"] for p in projects] == ["app"]
+    assert as_json(run("code", "rm", "app", "--json")) == {"project": "app", "files": 1}
+    assert as_json(run("code", "projects", "--json")) == []
+
+
+def test_code_watch_once(run: Run, repo: Path) -> None:
+    result = run("code", "watch", str(repo), "--once")
+    assert result.exit_code == 0, result.output
+    assert "1 indexed" in result.stdout
+
+
+def test_code_bad_input(run: Run, tmp_path: Path) -> None:
+    run("init")
+    assert run("code", "index", str(tmp_path / "missing")).exit_code == 2
+    unknown = run("code", "rm", "nope")
+    assert unknown.exit_code == 1 and "Traceback" not in unknown.output
+    bad_language = run("code", "index", str(tmp_path), "--language", "klingon")
+    assert bad_language.exit_code == 1 and "klingon" in bad_language.stderr
+
+
+# -- export / import ---------------------------------------------------------------------
+
+
+def test_export_then_import_into_a_file_with_another_model(
+    run: Run, notes: Path, repo: Path, tmp_path: Path
+) -> None:
+    run("kb", "ingest", str(notes))
+    run("events", "log", "Deploy failed: disk full", "--subject", "deploy",
+        "--at", "2026-01-02T03:04:05+00:00")  # fmt: skip
+    run("code", "index", str(repo))
+    dump = tmp_path / "dump.jsonl"
+    exported = as_json(run("export", str(dump), "--json"))
+    assert exported["counts"] == {"kb_document": 2, "event": 1, "code_project": 1}
+    lines = [json.loads(line) for line in dump.read_text().splitlines()]
+    assert lines[0]["type"] == "remembrances-export"
+    assert not any("embedding" in json.dumps(line) for line in lines)
+
+    other = tmp_path / "other.db"
+    assert run("--embedder", "hash:32", "init", db=other).exit_code == 0
+    imported = as_json(run("import", str(dump), "--json", db=other))
+    assert imported["counts"] == exported["counts"]
+    events = as_json(run("events", "list", "--json", db=other))
+    assert events[0]["occurred_at"] == "2026-01-02T03:04:05+00:00"
+    assert len(as_json(run("kb", "list", "--json", db=other))) == 2
+    assert as_json(run("stats", "--json", db=other))["embedder"] == "hash:32"
+
+    # importing twice changes nothing: documents replace, identical events are one
+    as_json(run("import", str(dump), "--json", db=other))
+    assert len(as_json(run("events", "list", "--json", db=other))) == 1
+
+
+def test_export_to_stdout(run: Run, notes: Path) -> None:
+    run("kb", "ingest", str(notes))
+    result = run("export", "-")
+    assert result.exit_code == 0
+    types = [json.loads(line)["type"] for line in result.stdout.splitlines()]
+    assert types == ["remembrances-export", "kb_document", "kb_document"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("", "empty"),
+        ("not json\n", "line 1"),
+        ('{"type": "something-else"}\n', "not a remembrances export"),
+        ('{"type": "remembrances-export", "version": 99}\n{"type": "event"}\n', "newer"),
+        ('{"type": "remembrances-export", "version": 1}\n{"type": "event"}\n', "line 2"),
+        ('{"type": "remembrances-export", "version": 1}\n[1, 2]\n', "line 2"),
+    ],
+)
+def test_import_bad_files(run: Run, tmp_path: Path, content: str, message: str) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(content)
+    result = run("import", str(bad))
+    assert result.exit_code == 1, result.output
+    assert message in result.stderr and "Traceback" not in result.output
+
+
+# -- eval --------------------------------------------------------------------------------
+
+
+def _beir(root: Path) -> Path:
+    (root / "qrels").mkdir(parents=True)
+    docs = {
+        "d1": "Rollback: run make rollback to return to the previous release.",
+        "d2": "The office VPN needs multi-factor authentication.",
+        "d3": "Lunch is served at noon in the cafeteria.",
+    }
+    (root / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in docs.items())
+    )
+    queries = {"q1": "how to roll back a release", "q2": "VPN authentication"}
+    (root / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": k, "text": v}) + "\n" for k, v in queries.items())
+    )
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
+    return root
+
+
+def test_eval_reports_each_mode(run: Run, tmp_path: Path) -> None:
+    data = as_json(run("eval", str(_beir(tmp_path / "beir")), "--json"))
+    assert data["documents"] == 3 and data["queries"] == 2
+    assert set(data["metrics"]) == {"text", "vector", "hybrid"}
+    assert data["metrics"]["text"]["ndcg"] == pytest.approx(1.0)
+    human = run("eval", str(tmp_path / "beir"), "--mode", "text")
+    assert human.exit_code == 0 and "nDCG@10" in human.stdout
+
+
+def test_eval_bad_folder(run: Run, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run("eval", str(empty))
+    assert result.exit_code == 1 and "corpus" in result.stderr

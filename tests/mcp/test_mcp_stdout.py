@@ -1,0 +1,56 @@
+"""Nothing but protocol on stdout: every line the server writes is a JSON-RPC message."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .conftest import REPO
+
+
+def test_stdout_carries_only_json_rpc(tmp_path: Path) -> None:
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "kb_ingest_path", "arguments": {"path": "/etc"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "kb_add_document", "arguments": {"text": "hi there", "source": "s"}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+         "params": {"name": "memory_stats", "arguments": {}}},
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("REMEMBRANCES_DB", None)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "remembrances.cli", "--db", str(tmp_path / "m.db"),
+         "--embedder", "hash:64", "serve-mcp"],
+        cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert server.stdin is not None and server.stdout is not None
+        replies = {}
+        for message in messages:
+            server.stdin.write(json.dumps(message) + "\n")
+            server.stdin.flush()
+            if "id" in message:
+                while message["id"] not in replies:
+                    line = server.stdout.readline()
+                    assert line, "server closed stdout"
+                    reply = json.loads(line)  # anything but JSON here fails the test
+                    assert reply["jsonrpc"] == "2.0"
+                    if "id" in reply:
+                        replies[reply["id"]] = reply
+        assert replies[2]["result"]["isError"] is True
+        assert replies[3]["result"].get("isError") in (None, False)
+        assert replies[4]["result"]["structuredContent"]["chunks"] == 1
+    finally:
+        server.stdin.close()  # type: ignore[union-attr]
+        server.wait(timeout=30)
+        server.stdout.close()  # type: ignore[union-attr]
+        server.stderr.close()  # type: ignore[union-attr]
