@@ -17,6 +17,9 @@ from typing import Any
 
 from .plan import EnrichmentPlan
 
+#: Markdown heading lines at the start of a KB chunk: the origin already names them.
+_LEADING_HEADINGS = re.compile(r"\A(?:[ \t]*#{1,6}[ \t][^\n]*\n+)+")
+
 SECTION_TITLES = {"kb": "Knowledge base", "events": "Events", "code": "Code"}
 
 
@@ -130,7 +133,7 @@ def kb_item(hit: Any) -> ContextItem:
     origin = " › ".join(p for p in (document, heading) if p) or "document"
     if source and source != document:
         origin = f"{origin} ({source})"
-    text = _text(field_of(hit, "text", "content", "body"))
+    text = _LEADING_HEADINGS.sub("", _text(field_of(hit, "text", "content", "body")))
     key = _text(field_of(hit, "chunk_id", "id")) or f"{source}#{text[:80]}"
     return ContextItem("kb", origin, text, score_of(hit), f"kb:{source}:{key}")
 

@@ -91,11 +91,12 @@ def test_hits_are_read_from_mappings_and_nested_metadata() -> None:
             "source": "guide.md",
             "title": "Guide",
             "metadata": {"heading_path": "Guide > Setup > Linux"},
-            "text": "Install it.",
+            "text": "# Guide\n## Setup\n\nInstall it.\n## Later heading",
             "score": 0.8,
         }
     )
     assert kb.origin == "Guide › Setup › Linux (guide.md)" and kb.score == 0.8
+    assert kb.text == "Install it.\n## Later heading"  # leading headings are in the origin
     event = event_item(
         {"subject": "deploy", "content": "v2", "occurred_at": "2026-11-20T14:05:00Z", "id": 3}
     )
