@@ -63,7 +63,7 @@ class GoogleEmbedder(RemoteEmbedder):
         super().__init__(
             model,
             dimensions=dimensions,
-            dim=dim or (known[0] if known else None),
+            dim=dim if dim is not None else (known[0] if known else None),
             batch_size=min(batch_size, MAX_BATCH),
             max_input_tokens=max_input_tokens or (known[2] if known else UNKNOWN_CONTEXT),
             concurrency=concurrency,

@@ -46,8 +46,8 @@ def ollama_host(host: str | None = None) -> str:
     hostport, slash, path = rest.partition("/")
     if hostport.startswith("0.0.0.0"):  # a bind address, not somewhere to connect to
         hostport = "127.0.0.1" + hostport[len("0.0.0.0") :]
-    if not hostport.endswith("]") and ":" not in hostport.rsplit("]", 1)[-1]:
-        hostport += f":{DEFAULT_PORT}"
+    if ":" not in hostport.rsplit("]", 1)[-1]:  # no port (IPv6 addresses are bracketed)
+        hostport += ":443" if scheme == "https" else f":{DEFAULT_PORT}"
     return f"{scheme}://{hostport}{slash}{path}".rstrip("/")
 
 
@@ -82,7 +82,7 @@ class OllamaEmbedder(RemoteEmbedder):
         super().__init__(
             model,
             dimensions=dimensions,
-            dim=dim or _known_dim(model),
+            dim=dim if dim is not None else _known_dim(model),
             batch_size=batch_size,
             max_input_tokens=max_input_tokens,
             concurrency=concurrency,

@@ -64,7 +64,7 @@ class OpenAIEmbedder(RemoteEmbedder):
         super().__init__(
             model,
             dimensions=dimensions,
-            dim=dim or (known[0] if known else None),
+            dim=dim if dim is not None else (known[0] if known else None),
             batch_size=min(batch_size, MAX_BATCH),
             max_batch_tokens=MAX_BATCH_TOKENS,
             max_input_tokens=max_input_tokens,

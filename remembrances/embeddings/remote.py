@@ -98,7 +98,8 @@ class RemoteEmbedder:
         self.calls = 0
         self.requests = 0
         self.truncated = 0
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # counters
+        self._probe_lock = threading.Lock()  # one dimension probe at a time
 
     # -- what a provider implements ---------------------------------------------------
 
@@ -120,7 +121,7 @@ class RemoteEmbedder:
     def dim(self) -> int:
         """Known per model, given by ``dim=``/``dimensions=``, or detected by one probe."""
         if self._dim is None:
-            with self._lock:
+            with self._probe_lock:
                 if self._dim is None:
                     self._dim = self._probe_dim()
         return self._dim

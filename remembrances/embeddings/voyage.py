@@ -69,7 +69,7 @@ class VoyageEmbedder(RemoteEmbedder):
         super().__init__(
             model,
             dimensions=dimensions,
-            dim=dim or (known[0] if known else None),
+            dim=dim if dim is not None else (known[0] if known else None),
             batch_size=min(batch_size, MAX_BATCH),
             max_batch_tokens=int(per_request * 0.9),
             max_input_tokens=max_input_tokens or context,

@@ -65,13 +65,19 @@ class WireServer:
         self.dim = dim
         self.requests: list[Recorded] = []
         self.texts_embedded = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        #: Seconds each successful answer takes (to make concurrency observable).
+        self.delay = 0.0
         self.default: Behaviour = OK
         self._script: deque[Behaviour] = deque()
         self._lock = threading.Lock()
         self._release = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -151,6 +157,13 @@ class WireServer:
         if behaviour == MALFORMED:
             return 200, {"Content-Type": "application/json"}, b'{"data": [{"embedding": '
         texts = self.texts(body)
+        if self.delay:
+            with self._lock:
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self._release.wait(self.delay)
+            with self._lock:
+                self.in_flight -= 1
         dim = self.wanted_dim(body) - (1 if behaviour == WRONG_DIM else 0)
         vectors = [fake_vector(t, dim) for t in texts]
         with self._lock:
