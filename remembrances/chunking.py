@@ -32,6 +32,9 @@ FORMATS: tuple[str, ...] = ("markdown", "rst", "asciidoc", "org", "text")
 DEFAULT_SIZE = 1200
 DEFAULT_OVERLAP = 150
 MIN_SIZE = 16
+MAX_SIZE = 100_000
+#: Headings longer than this are shortened in heading paths (they are labels).
+MAX_HEADING_CHARS = 200
 HEADING_SEPARATOR = " > "
 
 _SUFFIX_FORMATS: dict[str, Format] = {
@@ -91,8 +94,10 @@ class Chunker:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise InvalidInputError(f"chunk {name} must be an integer, not {value!r}")
-        if self.size < MIN_SIZE:
-            raise InvalidInputError(f"chunk size must be at least {MIN_SIZE} characters")
+        if not MIN_SIZE <= self.size <= MAX_SIZE:
+            raise InvalidInputError(
+                f"chunk size must be from {MIN_SIZE} to {MAX_SIZE:,} characters, not {self.size}"
+            )
         if not 0 <= self.overlap <= self.size // 2:
             raise InvalidInputError(
                 f"chunk overlap must be from 0 to half the size ({self.size // 2}), "
@@ -321,7 +326,7 @@ def sections(text: str, format: Format = "markdown") -> list[tuple[int, int, tup
     for k, heading in enumerate(headings):
         while stack and stack[-1][0] >= heading.level:
             stack.pop()
-        stack.append((heading.level, heading.title or "(untitled)"))
+        stack.append((heading.level, _label(heading.title)))
         end = headings[k + 1].start if k + 1 < len(headings) else len(text)
         start = heading.start if carry is None else carry
         if k + 1 < len(headings) and not text[heading.end : end].strip():
@@ -330,6 +335,13 @@ def sections(text: str, format: Format = "markdown") -> list[tuple[int, int, tup
         carry = None
         spans.append((start, end, tuple(t for _, t in stack)))
     return spans
+
+
+def _label(title: str) -> str:
+    """A heading as a path element: never empty, never longer than a label should be."""
+    if not title:
+        return "(untitled)"
+    return title if len(title) <= MAX_HEADING_CHARS else title[: MAX_HEADING_CHARS - 1] + "…"
 
 
 def _front_matter_only(preamble: str) -> bool:

@@ -217,7 +217,8 @@ def test_format_follows_the_file_extension() -> None:
 
 
 @pytest.mark.parametrize(
-    ("size", "overlap"), [(8, 0), (100, 51), (100, -1), (True, 0), (100, 2.5), ("100", 0)]
+    ("size", "overlap"),
+    [(8, 0), (100, 51), (100, -1), (True, 0), (100, 2.5), ("100", 0), (100_001, 0)],
 )
 def test_bad_settings_are_refused(size: object, overlap: object) -> None:
     with pytest.raises(InvalidInputError):
@@ -271,3 +272,12 @@ def test_every_chunk_carries_the_heading_path_of_its_section(
         section = max(i for i, start in enumerate(starts) if start <= chunk.start)
         assert chunk.heading_path == paths[section]
         assert chunk.embed_text().startswith(paths[section] + "\n\n")
+
+
+def test_giant_headings_are_shortened_in_paths_but_kept_in_text() -> None:
+    heading = "H" * 5000
+    doc = f"# {heading}\n\nBody.\n"
+    chunks = chunk_text(doc, size=1000, overlap=0)
+    assert all(len(c.heading_path) <= 200 for c in chunks)
+    assert chunks[0].heading_path.endswith("…")
+    check_invariants(doc, chunks, 1000, 0)

@@ -312,3 +312,14 @@ def test_watch_waits_for_a_missing_directory_without_dropping_documents(
             thread.join(timeout=WAIT)
     assert not thread.is_alive()
     assert kb.count() == 2
+
+
+def test_hostile_markdown_is_ingested_not_fatal(kb: KnowledgeBase, tmp_path: Path) -> None:
+    root = tmp_path / "hostile"
+    write(root / "giant-heading.md", "# " + "H" * 2_000_000 + "\n\nbody\n")
+    write(root / "operators.md", 'NEAR( "unbalanced AND OR NOT * ^ col:x -y')
+    write(root / "surrogate-escaped.md", b"ok \xed\xa0\x80 bytes")  # CESU/WTF-8 surrogate
+    report = kb.ingest(root)
+    assert sorted(report.added) == ["giant-heading.md", "operators.md"]
+    assert [s.path for s in report.skipped] == ["surrogate-escaped.md"]
+    assert kb.search('NEAR( "unbalanced')[0].source.endswith("operators.md")
