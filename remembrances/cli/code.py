@@ -32,9 +32,10 @@ def index(state: State, path: Path, project: str | None, languages: tuple[str, .
     with progress_for(state.out, f"indexing {path}", indexer.index) as hook:
         report = indexer.index(path, project=project, languages=list(languages) or None, **hook)
     data = record(report)
-    shown = {k: len(v) if isinstance(v, list) else v for k, v in data.items()}
-    if isinstance(shown.get("timings"), dict):
-        shown["timings"] = {k: f"{v:.2f}s" for k, v in shown["timings"].items()}
+    shown: dict[str, Any] = {k: len(v) if isinstance(v, list) else v for k, v in data.items()}
+    timings = data.get("timings")
+    if isinstance(timings, dict):
+        shown["timings"] = {k: f"{v:.2f}s" for k, v in timings.items()}
     state.out.emit(data, state.out.mapping(shown, title=f"indexed {path}"))
 
 

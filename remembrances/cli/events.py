@@ -100,9 +100,8 @@ def search(
     recency: str | None,
 ) -> None:
     """Search events by text and meaning within a time window (no QUERY: newest first)."""
-    kwargs = {} if recency is None else {"recency": recency}
     hits = state.service().events.search(
-        query, subject=subject, since=since, until=until, last=last, limit=limit, **kwargs
+        query, subject=subject, since=since, until=until, last=last, limit=limit, recency=recency
     )
     data = records(hits)
     state.out.emit(data, state.out.table(COLUMNS, _rows(data)))

@@ -102,7 +102,11 @@ def search(
 ) -> None:
     """Search documents by meaning and keywords."""
     hits = state.service().kb.search(
-        query, limit=limit, collection=collection, min_score=min_score, mode=mode
+        query,
+        limit=limit,
+        collection=collection,
+        min_score=min_score,
+        mode=mode,  # type: ignore[arg-type]  # click.Choice checked it
     )
     data = records(hits)
     state.out.emit(data, hits_view(state.out, data))
@@ -142,8 +146,7 @@ def rm(state: State, source: str, collection: str) -> None:
 @pass_state
 def list_(state: State, collection: str | None) -> None:
     """List stored documents."""
-    kwargs = {} if collection is None else {"collection": collection}
-    docs = records(state.service().kb.list(**kwargs))
+    docs = records(state.service().kb.list(collection=collection))
     rows = [
         (
             d.get("source"),

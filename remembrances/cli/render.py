@@ -36,7 +36,8 @@ def records(items: Iterable[Any]) -> list[dict[str, Any]]:
 
 def first(data: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
     """The first present, non-empty value among ``keys`` (top level, then metadata)."""
-    meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+    found = data.get("metadata")
+    meta: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     for key in keys:
         for source in (data, meta):
             value = source.get(key)

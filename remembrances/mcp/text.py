@@ -39,7 +39,8 @@ def plain(obj: Any) -> Any:
 
 
 def _get(data: Mapping[str, Any], *keys: str) -> Any:
-    meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+    found = data.get("metadata")
+    meta: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     for key in keys:
         for source in (data, meta):
             value = source.get(key)
