@@ -97,3 +97,17 @@ def test_debug_prints_the_traceback(tmp_path: Path) -> None:
 def test_version(tmp_path: Path) -> None:
     result = cli("--version", cwd=tmp_path)
     assert result.returncode == 0 and "0.1.0" in result.stdout
+
+
+def test_invalid_utf8_in_arguments_is_a_user_error(tmp_path: Path) -> None:
+    db = str(tmp_path / "m.db")
+    assert cli("--db", db, "init", cwd=tmp_path).returncode == 0
+    environment = {**os.environ, "PYTHONPATH": str(REPO), "LC_ALL": "C.UTF-8"}
+    result = subprocess.run(
+        [sys.executable, "-m", "remembrances.cli", "--db", db, "search", b"caf\xe9 \xff"],
+        capture_output=True,
+        env=environment,
+        timeout=120,
+    )
+    assert result.returncode == 1, result.stderr
+    assert b"Unicode" in result.stderr and b"Traceback" not in result.stderr

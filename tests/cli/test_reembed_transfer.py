@@ -1,0 +1,96 @@
+"""remembrances.reembed and remembrances.transfer as Python APIs, on real files."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+import remembrances
+from remembrances import Chunk, InvalidVectorError
+from remembrances.embeddings import HashEmbedder
+from remembrances.reembed import reembed
+from remembrances.transfer import export_jsonl, import_jsonl
+
+
+def _store_with_pending(path: Path) -> None:
+    with remembrances.open(path, embedder=HashEmbedder(64)) as svc:
+        svc.store.put_source("note", "a", [Chunk("alpha beta"), Chunk("gamma delta")])
+        svc.store.put_source("note", "b", [Chunk("epsilon zeta")], embed=False)
+        svc.store.put_source("note", "c", [Chunk("alpha beta")])  # same text as a/0
+
+
+def test_reembed_swaps_every_vector_and_both_vector_engines_agree(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    _store_with_pending(path)
+    seen: list[tuple[int, int]] = []
+    report = reembed(path, HashEmbedder(32), progress=lambda d, t: seen.append((d, t)))
+    assert (report.old_embedder, report.new_embedder, report.dim) == ("hash:64", "hash:32", 32)
+    assert report.chunks == 4 and report.texts == 3 and report.pending == 0
+    assert seen[-1] == (3, 3)
+    with remembrances.open(path) as svc:  # reopens with the recorded model
+        assert svc.embedder is not None and svc.embedder.name == "hash:32"
+        memory = svc.store.search("epsilon zeta", mode="vector", limit=1)
+        vec0 = svc.store.search("epsilon zeta", mode="vector", limit=1, engine="vec0")
+        assert memory[0].source == vec0[0].source == "b"
+        assert memory[0].score == pytest.approx(vec0[0].score, abs=1e-5)
+
+
+def test_reembed_again_uses_the_cache(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    _store_with_pending(path)
+    reembed(path, HashEmbedder(32))
+    reembed(path, HashEmbedder(64))
+    back = reembed(path, HashEmbedder(32))
+    assert back.embedded == 0 and back.cached == 3
+
+
+class BrokenEmbedder(HashEmbedder):
+    """A real embedder whose vectors come back with the wrong length."""
+
+    name = "broken:8"
+
+    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+        return [[0.1] * 5 for _ in texts]
+
+
+def test_reembed_failure_leaves_the_file_on_its_old_model(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    _store_with_pending(path)
+    with pytest.raises(InvalidVectorError):
+        reembed(path, BrokenEmbedder(8))
+    with remembrances.open(path) as svc:
+        assert svc.stats()["embedder"] == "hash:64"
+        assert svc.store.search("alpha beta", mode="vector", limit=1)[0].source in ("a", "c")
+
+
+def test_export_import_roundtrip_of_directly_stored_chunks(tmp_path: Path) -> None:
+    source = tmp_path / "a.db"
+    with remembrances.open(source, embedder="hash:64") as svc:
+        svc.store.put_source(
+            "note", "n1", [Chunk("first 🙂", metadata={"k": 1}, ts=1_700_000_000.0)],
+            collection="c1",
+        )  # fmt: skip
+        buffer = io.StringIO()
+        report = export_jsonl(svc, buffer)
+    assert report.counts == {"chunks": 1}
+    target = tmp_path / "b.db"
+    with remembrances.open(target, embedder="hash:16") as svc:
+        imported = import_jsonl(svc, buffer.getvalue().splitlines())
+        assert imported.counts == {"chunks": 1}
+        [chunk] = svc.store.get_source("note", "n1", collection="c1")
+        assert (chunk.text, chunk.metadata, chunk.ts) == ("first 🙂", {"k": 1}, 1_700_000_000.0)
+        assert chunk.has_embedding
+
+
+def test_import_skips_code_projects_whose_root_is_gone(tmp_path: Path) -> None:
+    lines = [
+        '{"type": "remembrances-export", "version": 1}',
+        '{"type": "code_project", "name": "gone", "root": "/nonexistent/place"}',
+        '{"type": "future_thing"}',
+    ]
+    with remembrances.open(tmp_path / "m.db", embedder="hash:16") as svc:
+        report = import_jsonl(svc, lines)
+    assert report.counts == {}
+    assert [s["reason"][:8] for s in report.skipped] == ["its root", "unknown "]
