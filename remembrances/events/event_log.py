@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..errors import InvalidInputError, NotFoundError
+from ..errors import InvalidInputError, NotFoundError, ReadOnlyError
 from ..records import Chunk
 from ..store import Prepared, SearchMode, Store
 from .records import Event
@@ -109,6 +109,15 @@ class EventLog:
         self.store = store
         self._write_lock = threading.Lock()
         store.migrate("events", EVENTS_MIGRATIONS)
+        # A file opened read-only that never held events has no events table.
+        self._has_tables = store.meta("schema:events") is not None
+
+    def _check_writable(self) -> None:
+        if self.store.db.read_only:
+            raise ReadOnlyError(
+                f"{self.store.path!r} was opened read-only; open it without read_only to "
+                "log or delete events"
+            )
 
     # -- writing -----------------------------------------------------------------------
 
@@ -139,6 +148,7 @@ class EventLog:
         """
         if isinstance(events, str | bytes | Mapping):
             raise InvalidInputError("log_many takes a list of events (strings or mappings)")
+        self._check_writable()
         recorded = now_utc()
         pending: list[_Pending] = []
         for i, item in enumerate(events):
@@ -220,6 +230,8 @@ class EventLog:
 
     def _by_keys(self, keys: Sequence[str]) -> dict[str, Event]:
         found: dict[str, Event] = {}
+        if not self._has_tables:
+            return found
         with self.store.snapshot() as conn:
             for start in range(0, len(keys), 500):
                 part = list(keys[start : start + 500])
@@ -234,6 +246,7 @@ class EventLog:
         """Delete one event; False when there was none."""
         if isinstance(event_id, bool) or not isinstance(event_id, int):
             raise InvalidInputError(f"event id must be an integer, not {event_id!r}")
+        self._check_writable()
         with self._write_lock, self.store.transaction() as conn:
             conn.execute("DELETE FROM events WHERE id = ?", (event_id,))
             deleted = bool(conn.changes())
@@ -247,6 +260,7 @@ class EventLog:
         an ISO string).
         """
         cutoff = self._cutoff(older_than)
+        self._check_writable()
         sql = "SELECT id FROM events WHERE occurred_us < ?"
         params: builtins.list[Any] = [to_micros(cutoff)]
         subjects = _subjects(subject)
@@ -287,10 +301,12 @@ class EventLog:
     def get(self, event_id: int) -> Event:
         if isinstance(event_id, bool) or not isinstance(event_id, int):
             raise InvalidInputError(f"event id must be an integer, not {event_id!r}")
-        with self.store.snapshot() as conn:
-            row = conn.execute(
-                f"SELECT {_COLUMNS} FROM events WHERE id = ?", (event_id,)
-            ).fetchone()
+        row = None
+        if self._has_tables:
+            with self.store.snapshot() as conn:
+                row = conn.execute(
+                    f"SELECT {_COLUMNS} FROM events WHERE id = ?", (event_id,)
+                ).fetchone()
         if row is None:
             raise NotFoundError(f"no event with id {event_id}")
         return _event(row)
@@ -328,6 +344,8 @@ class EventLog:
         limit = _limit(limit)
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise InvalidInputError("offset must be a non-negative integer")
+        if not self._has_tables:
+            return []
         with self.store.snapshot() as conn:
             rows = conn.execute(
                 f"SELECT {_COLUMNS} FROM events WHERE {sql} "
@@ -345,6 +363,8 @@ class EventLog:
         last: Any = None,
     ) -> int:
         sql, params = self._where(subject, since, until, last)
+        if not self._has_tables:
+            return 0
         with self.store.snapshot() as conn:
             return int(
                 conn.execute(f"SELECT count(*) FROM events WHERE {sql}", params).fetchone()[0]
@@ -352,6 +372,8 @@ class EventLog:
 
     def subjects(self) -> dict[str, int]:
         """Subject -> number of events, most events first."""
+        if not self._has_tables:
+            return {}
         with self.store.snapshot() as conn:
             rows = conn.execute(
                 "SELECT subject, count(*) AS n FROM events GROUP BY subject ORDER BY n DESC, subject"

@@ -71,6 +71,7 @@ def ingest(
     files matching ``patterns`` (gitignore-style globs; default: Markdown, text,
     reStructuredText, AsciiDoc, Org) are.
     """
+    kb._check_writable()
     collection = check_name(collection, "collection")
     metadata = check_metadata(metadata)[0]
     max_bytes = _check_max_bytes(max_bytes)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..chunking import FORMATS, HEADING_SEPARATOR, Chunker, Format, format_for
-from ..errors import InvalidInputError, NotFoundError
+from ..errors import InvalidInputError, NotFoundError, ReadOnlyError
 from ..records import Chunk
 from ..store import Prepared, SearchMode, Store, Where, content_hash
 from .discovery import DEFAULT_MAX_BYTES
@@ -152,6 +152,15 @@ class KnowledgeBase:
         self.chunker = chunker or Chunker()
         self._write_lock = threading.Lock()
         store.migrate("kb", KB_MIGRATIONS)
+        # A file opened read-only that never held documents has no KB tables.
+        self._has_tables = store.meta("schema:kb") is not None
+
+    def _check_writable(self) -> None:
+        if self.store.db.read_only:
+            raise ReadOnlyError(
+                f"{self.store.path!r} was opened read-only; open it without read_only to "
+                "change documents"
+            )
 
     # -- writing -----------------------------------------------------------------------
 
@@ -171,6 +180,7 @@ class KnowledgeBase:
         headings are; by default it follows the source's file extension, and
         Markdown otherwise.
         """
+        self._check_writable()
         staged = self._stage(
             text,
             source=source,
@@ -319,6 +329,8 @@ class KnowledgeBase:
         return done
 
     def _fingerprint_row(self, collection: str, source: str) -> dict[str, Any] | None:
+        if not self._has_tables:
+            return None
         with self.store.snapshot() as conn:
             row = conn.execute(
                 f"SELECT {KNOWN_COLUMNS} FROM kb_documents WHERE collection = ? AND source = ?",
@@ -339,6 +351,7 @@ class KnowledgeBase:
         """Delete a document and its chunks; False when there was none."""
         source = check_name(source, "source")
         collection = check_name(collection, "collection")
+        self._check_writable()
         with self._write_lock, self.store.transaction() as conn:
             self.store.delete_source(KIND, source, collection=collection)
             conn.execute(
@@ -349,6 +362,7 @@ class KnowledgeBase:
     def delete_collection(self, collection: str) -> int:
         """Delete every document of a collection; returns how many there were."""
         collection = check_name(collection, "collection")
+        self._check_writable()
         with self._write_lock, self.store.transaction() as conn:
             self.store.delete_collection(KIND, collection)
             conn.execute("DELETE FROM kb_documents WHERE collection = ?", (collection,))
@@ -360,12 +374,14 @@ class KnowledgeBase:
         """The document with its full text; NotFoundError when there is none."""
         source = check_name(source, "source")
         collection = check_name(collection, "collection")
-        with self.store.snapshot() as conn:
-            row = conn.execute(
-                f"SELECT {_DOC_COLUMNS}, text FROM kb_documents "
-                "WHERE collection = ? AND source = ?",
-                (collection, source),
-            ).fetchone()
+        row = None
+        if self._has_tables:
+            with self.store.snapshot() as conn:
+                row = conn.execute(
+                    f"SELECT {_DOC_COLUMNS}, text FROM kb_documents "
+                    "WHERE collection = ? AND source = ?",
+                    (collection, source),
+                ).fetchone()
         if row is None:
             raise NotFoundError(
                 f"no document {source!r} in collection {collection!r}; "
@@ -391,6 +407,8 @@ class KnowledgeBase:
                     raise InvalidInputError(f"{what} must be a non-negative integer")
             sql += " LIMIT ? OFFSET ?"
             params.extend([-1 if limit is None else limit, offset])
+        if not self._has_tables:
+            return []
         with self.store.snapshot() as conn:
             rows = conn.execute(sql, params).fetchall()
         return [_document(r) for r in rows]
@@ -401,11 +419,15 @@ class KnowledgeBase:
         if collection is not None:
             sql += " WHERE collection = ?"
             params.append(check_name(collection, "collection"))
+        if not self._has_tables:
+            return 0
         with self.store.snapshot() as conn:
             return int(conn.execute(sql, params).fetchone()[0])
 
     def collections(self) -> dict[str, int]:
         """Collection name -> number of documents."""
+        if not self._has_tables:
+            return {}
         with self.store.snapshot() as conn:
             rows = conn.execute(
                 "SELECT collection, count(*) FROM kb_documents GROUP BY collection "

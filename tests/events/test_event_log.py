@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from remembrances import InvalidInputError, NotFoundError, RemembrancesService, Store
+from remembrances import InvalidInputError, NotFoundError, ReadOnlyError, RemembrancesService, Store
 from remembrances.embeddings import HashEmbedder
 from remembrances.events import EventLog
 from tests.conftest import FlakyEmbedder
@@ -292,3 +292,19 @@ def test_the_service_builds_the_event_log(store: Store) -> None:
     service = RemembrancesService(store)
     service.events.log("hello from the service", subject="svc")
     assert service.events.search("hello")[0].subject == "svc"
+
+
+def test_a_read_only_file_without_events_reads_as_empty(db_path: Path) -> None:
+    Store(db_path, embedder=HashEmbedder(64)).close()
+    with Store(db_path, embedder=HashEmbedder(64), read_only=True) as store:
+        log = EventLog(store)
+        assert (log.count(), log.list(), log.subjects(), log.search()) == (0, [], {}, [])
+        assert log.search("anything", last="1d") == []
+        with pytest.raises(NotFoundError):
+            log.get(1)
+        with pytest.raises(ReadOnlyError, match="read-only"):
+            log.log("x")
+        with pytest.raises(ReadOnlyError):
+            log.prune(older_than="1d")
+        with pytest.raises(ReadOnlyError):
+            log.delete(1)

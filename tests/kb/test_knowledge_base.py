@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from remembrances import InvalidInputError, NotFoundError, RemembrancesService, Store
+from remembrances import InvalidInputError, NotFoundError, ReadOnlyError, RemembrancesService, Store
 from remembrances.chunking import Chunker
 from remembrances.embeddings import HashEmbedder
 from remembrances.kb import KnowledgeBase
@@ -257,3 +257,28 @@ def test_a_reopened_file_keeps_documents_and_skips_unchanged_adds(db_path: Path)
         assert kb.add(GUIDE, source="guide.md").status == "unchanged"
         assert second.calls == 0
         assert kb.search("apt")[0].source == "guide.md"
+
+
+def test_a_read_only_file_without_documents_reads_as_empty(db_path: Path) -> None:
+    Store(db_path, embedder=HashEmbedder(64)).close()
+    with Store(db_path, embedder=HashEmbedder(64), read_only=True) as store:
+        kb = KnowledgeBase(store)
+        assert (kb.count(), kb.list(), kb.collections(), kb.search("x")) == (0, [], {}, [])
+        with pytest.raises(NotFoundError):
+            kb.get("doc")
+        with pytest.raises(ReadOnlyError, match="read-only"):
+            kb.add("text", source="doc")
+        with pytest.raises(ReadOnlyError):
+            kb.ingest(db_path.parent)
+        with pytest.raises(ReadOnlyError):
+            kb.delete("doc")
+
+
+def test_a_read_only_file_with_documents_can_be_searched(db_path: Path) -> None:
+    with Store(db_path, embedder=HashEmbedder(64)) as store:
+        KnowledgeBase(store).add(GUIDE, source="guide.md")
+    with Store(db_path, embedder=HashEmbedder(64), read_only=True) as store:
+        kb = KnowledgeBase(store)
+        assert kb.count() == 1 and kb.search("brew")[0].source == "guide.md"
+        with pytest.raises(ReadOnlyError):
+            kb.add(GUIDE + "more", source="guide.md")
