@@ -70,6 +70,8 @@ def _subjects(value: Any) -> list[str] | None:
     values = [value] if isinstance(value, str) else value
     if not isinstance(values, Sequence | set | frozenset):
         raise InvalidInputError("subject must be a string or a list of strings")
+    if not values:
+        raise InvalidInputError("subject is an empty list; pass None for every subject")
     return [_subject(v) for v in values]
 
 

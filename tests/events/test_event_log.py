@@ -278,6 +278,7 @@ def test_hostile_input_to_log_is_refused(
         ({"query": 42}, "query"),
         ({"query": "x" * 200_000}, "limit"),
         ({"subject": 3}, "subject"),
+        ({"subject": []}, "subject"),
         ({"min_score": math.nan}, "min_score"),
     ],
 )
