@@ -150,6 +150,12 @@ class RemoteEmbedder:
         dim = self.dim
         return as_vector(self._embed_batch([prepared], "query", dim)[0], dim=dim, who=self.name)
 
+    def close(self) -> None:
+        """Release the HTTP connections (the embedder is unusable afterwards)."""
+        close = getattr(getattr(self, "_client", None), "close", None)
+        if callable(close):
+            close()
+
     # -- the machinery ----------------------------------------------------------------
 
     def _prepare(self, text: Any, i: int, prefix: str) -> str:

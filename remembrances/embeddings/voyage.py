@@ -15,7 +15,6 @@ from .remote import DEFAULT_TIMEOUT, Kind, RemoteEmbedder, import_sdk
 from .retry import RetryPolicy, TransientError, parse_retry_after
 
 DEFAULT_MODEL = "voyage-3.5"
-DEFAULT_BASE_URL = "https://api.voyageai.com/v1"
 MAX_BATCH = 1000
 
 
@@ -84,7 +83,9 @@ class VoyageEmbedder(RemoteEmbedder):
             )
         self._sdk = import_sdk("voyageai", provider="voyage", extra="voyage")
         self._errors = self._sdk.error
-        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        util = import_sdk("voyageai.util", provider="voyage", extra="voyage")
+        # The SDK picks the endpoint from the key (MongoDB Atlas keys start with "al-").
+        self.base_url = (base_url or util.get_default_base_url(api_key)).rstrip("/")
         # max_retries=0: our retry loop is the only one (see retry.py).
         self._client = self._sdk.Client(
             api_key=api_key, max_retries=0, timeout=self.timeout, base_url=self.base_url

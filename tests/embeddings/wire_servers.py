@@ -17,7 +17,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -27,7 +27,10 @@ KEY = "test-key-123"
 def fake_vector(text: str, dim: int) -> list[float]:
     """A deterministic vector per text, so a test can tell which text a row came from."""
     seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
-    return np.random.default_rng(seed).standard_normal(dim).astype(np.float32).tolist()
+    values: list[float] = (
+        np.random.default_rng(seed).standard_normal(dim).astype(np.float32).tolist()
+    )
+    return values
 
 
 def unit(vector: list[float]) -> np.ndarray:
@@ -81,7 +84,7 @@ class WireServer:
 
     # -- lifecycle ---------------------------------------------------------------
 
-    def __enter__(self) -> WireServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -93,7 +96,7 @@ class WireServer:
     @property
     def root(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     # -- scripting ----------------------------------------------------------------
 
