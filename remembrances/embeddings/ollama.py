@@ -108,9 +108,14 @@ class OllamaEmbedder(RemoteEmbedder):
                 raise TransientError(
                     f"HTTP {status}: {message}", retry_after=parse_retry_after(response.headers)
                 )
-            if status == 404:
+            if status == 404 and "model" in message.lower():
                 raise EmbeddingError(
                     f"{self.describe()}: {message}; pull the model with: ollama pull {self.model}"
+                )
+            if status == 404:
+                raise EmbeddingError(
+                    f"{self.describe()} has no /api/embed endpoint ({message}); is it Ollama "
+                    "0.3.4 or newer?"
                 )
             raise EmbeddingError(
                 f"{self.describe()} rejected the request (HTTP {status}): {message}"

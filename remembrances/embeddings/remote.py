@@ -8,6 +8,7 @@ retries, dimension detection and validation of every vector before it leaves.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
@@ -82,7 +83,12 @@ class RemoteEmbedder:
             raise EmbedderUnavailableError(
                 "batch_size, concurrency and max_input_tokens must be >= 1"
             )
-        if not timeout or timeout <= 0:
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not math.isfinite(timeout)
+            or timeout <= 0
+        ):
             raise EmbedderUnavailableError("timeout must be a positive number of seconds")
         self.model = model.strip()
         self.dimensions = dimensions

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import pytest
@@ -124,7 +125,35 @@ def test_compatible_base_url_without_key_is_allowed(monkeypatch: pytest.MonkeyPa
         create("openai:text-embedding-3-small")
 
 
-@pytest.mark.parametrize("bad", [{"dim": 0}, {"dim": -3}, {"timeout": 0}, {"concurrency": 0}])
-def test_bad_numeric_options_are_refused(bad: dict[str, int]) -> None:
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"dim": 0},
+        {"dim": -3},
+        {"dim": True},
+        {"dimensions": 2.5},
+        {"timeout": 0},
+        {"timeout": float("nan")},
+        {"timeout": "5"},
+        {"concurrency": 0},
+        {"batch_size": 0},
+    ],
+)
+def test_bad_numeric_options_are_refused(bad: dict[str, object]) -> None:
     with pytest.raises(EmbedderUnavailableError):
         create("ollama:custom", host="127.0.0.1:9", **bad)
+
+
+def test_sdks_are_imported_only_when_their_provider_is_used() -> None:
+    code = (
+        "import sys\n"
+        "from remembrances.embeddings import create\n"
+        "create('hash:16')\n"
+        "before = [m for m in ('openai', 'voyageai', 'google.genai', 'httpx') if m in sys.modules]\n"
+        "create('voyage:voyage-3.5', api_key='k')\n"
+        "print(before, 'voyageai' in sys.modules, 'openai' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert out.stdout.split() == ["[]", "True", "False"]

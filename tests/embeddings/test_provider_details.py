@@ -186,6 +186,13 @@ def test_ollama_unknown_model_says_how_to_pull_it(policy: RetryPolicy, sleeps: S
         assert len(server.requests) == 1 and sleeps == []
 
 
+def test_ollama_host_that_is_not_ollama_is_explained(policy: RetryPolicy) -> None:
+    with OpenAIServer(8) as server:  # answers 404 for /api/embed
+        embedder = _create("ollama:nomic-embed-text", policy, host=server.root)
+        with pytest.raises(EmbeddingError, match="no /api/embed endpoint"):
+            embedder.embed_query("q")
+
+
 def test_ollama_probes_unknown_models_and_reads_ollama_host(
     policy: RetryPolicy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
