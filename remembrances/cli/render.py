@@ -77,6 +77,9 @@ def hit_view(out: Output, data: Mapping[str, Any], rank: int) -> RenderableType:
         header.append(f"[{kind}] ", style="magenta")
     header.append(origin(data), style="green")
     text = str(first(data, "code", "text", "content", default=""))
+    offset = first(data, "code_offset")
+    if "code" not in data and isinstance(offset, int) and 0 < offset < len(text):
+        text = text[offset:]  # a code chunk: skip its "path · language kind name" header
     if is_code(data) and not text:  # a symbol record: its signature stands for the code
         doc = first(data, "docstring")
         text = str(first(data, "signature", default="")) + (f"\n    {doc!r}" if doc else "")

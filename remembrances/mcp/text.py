@@ -91,6 +91,9 @@ def hits(items: Iterable[Any], *, empty: str = "No results.") -> tuple[str, list
             else None
         )
         lines.append(head)
+        offset = _get(hit, "code_offset") if isinstance(hit, Mapping) else None
+        if body and "code" not in hit and isinstance(offset, int) and 0 < offset < len(body):
+            body = body[offset:]  # a code chunk: its header repeats the origin
         if body:
             text = str(body)
             text = text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1] + "…"

@@ -171,6 +171,10 @@ def test_code_index_search_symbol_outline_refs_projects_rm(run: Run, repo: Path)
     human = run("code", "search", "retry failed uploads", "-n", "1")
     assert "upload.py:4-6" in human.stdout and "def upload_file" in human.stdout
 
+    across = run("search", "retry failed uploads", "--kind", "code", "-n", "1")
+    assert "upload.py:4-6" in across.stdout and "def upload_file" in across.stdout
+    assert "· python" not in across.stdout  # the chunk's header is not shown as code
+
     symbols = as_json(run("code", "symbol", "Uploader.send", "--json"))
     assert [(s["kind"], s["start_line"]) for s in symbols] == [("method", 8)]
 

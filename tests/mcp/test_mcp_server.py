@@ -133,6 +133,10 @@ def test_code_tools(drive: Drive, workspace: Path) -> None:
         assert "upload.py:4-6" in text_of(hits)
         assert "symbol_id" not in top and "start_byte" not in top
 
+        memory = await call(session, "search_memory", query="retry failed uploads", kinds=["code"])
+        assert "upload.py:4-6" in text_of(memory)
+        assert "· python" not in text_of(memory) and "def upload_file" in text_of(memory)
+
         symbol = await call(session, "code_find_symbol", name="Uploader.upload_file")
         assert symbol.structured_content["results"][0]["kind"] == "method"
 
