@@ -94,3 +94,14 @@ def test_import_skips_code_projects_whose_root_is_gone(tmp_path: Path) -> None:
         report = import_jsonl(svc, lines)
     assert report.counts == {}
     assert [s["reason"][:8] for s in report.skipped] == ["its root", "unknown "]
+
+
+def test_reembed_an_empty_file_just_records_the_model(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    remembrances.open(path, embedder="hash:64").close()
+    report = reembed(path, HashEmbedder(16))
+    assert (report.chunks, report.texts, report.embedded) == (0, 0, 0)
+    with remembrances.open(path) as svc:
+        assert svc.stats()["dim"] == 16
+        svc.store.put_source("note", "x", [Chunk("now in 16 dims")])
+        assert svc.store.search("dims", mode="vector", engine="vec0")[0].source == "x"
