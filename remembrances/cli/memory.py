@@ -89,3 +89,22 @@ def enrich(state: State, prompt: str) -> None:
         click.echo(context)
     else:
         state.out.err.print("nothing relevant in memory", style="dim")
+
+
+@cli.command(epilog="Example:  remembrances check --repair")
+@click.option("--repair", is_flag=True, help="Rebuild the indexes that disagree with the chunks.")
+@json_option
+@pass_state
+def check(state: State, repair: bool) -> None:
+    """Verify that the full-text and vector indexes agree with the chunks (exit 1 if not)."""
+    report = state.service().check(repair=repair)
+    data = report.to_dict()
+    human = "\n".join(
+        [f"{data['chunks']:,} chunks, {data['vectors']:,} vectors"]
+        + [f"problem: {p}" for p in report.problems]
+        + [f"repaired: {r}" for r in report.repaired]
+        + ["ok" if report.ok else "problems found; run again with --repair"]
+    )
+    state.out.emit(data, human)
+    if not report.ok:
+        raise SystemExit(1)

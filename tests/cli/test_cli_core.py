@@ -148,6 +148,14 @@ def test_reembed_switches_the_file_to_the_new_model(run: Run, cli_db: Path) -> N
     assert hits[0]["source"] == "vpn"
 
 
+def test_check_reports_a_consistent_file(run: Run, cli_db: Path) -> None:
+    run("init")
+    _seed(cli_db)
+    data = as_json(run("check", "--json"))
+    assert data["ok"] is True and data["chunks"] == 2 and data["problems"] == []
+    assert "ok" in run("check").stdout
+
+
 def test_reembed_needs_a_model(run: Run) -> None:
     run("init")
     result = run("reembed")
@@ -177,7 +185,7 @@ ALL_COMMANDS = _commands(cli)
 def test_every_required_command_exists() -> None:
     names = {" ".join(c) for c in ALL_COMMANDS}
     expected = {
-        "init", "stats", "search", "enrich", "reembed", "export", "import", "serve-mcp", "eval",
+        "init", "stats", "check", "search", "enrich", "reembed", "export", "import", "serve-mcp", "eval",
         "kb add", "kb ingest", "kb search", "kb get", "kb rm", "kb list", "kb watch",
         "events log", "events search", "events list", "events rm", "events prune",
         "events subjects", "code index", "code search", "code symbol", "code outline",

@@ -31,6 +31,7 @@ def test_reembed_swaps_every_vector_and_both_vector_engines_agree(tmp_path: Path
     assert seen[-1] == (3, 3)
     with remembrances.open(path) as svc:  # reopens with the recorded model
         assert svc.embedder is not None and svc.embedder.name == "hash:32"
+        assert svc.check().problems == []  # FTS, vec0, blobs and the model record agree
         memory = svc.store.search("epsilon zeta", mode="vector", limit=1)
         vec0 = svc.store.search("epsilon zeta", mode="vector", limit=1, engine="vec0")
         assert memory[0].source == vec0[0].source == "b"
