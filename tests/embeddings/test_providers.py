@@ -145,3 +145,24 @@ def test_fts_syntax_and_quotes_are_just_text(case: Case, server: WireServer, mak
     vector = make().embed_query(text)
     assert case.texts_of(server, 0) == [case.query(text)]
     np.testing.assert_allclose(vector, unit(fake_vector(case.query(text), case.dim)), atol=1e-6)
+
+
+def test_bad_request_fails_at_once(
+    case: Case, server: WireServer, make: Make, sleeps: Sleeps
+) -> None:
+    server.plan(Fail(400))
+    with pytest.raises(EmbeddingError, match=r"rejected the request \(HTTP 400\)"):
+        make().embed_documents(["hello"])
+    assert len(server.embed_requests) == 1 and sleeps == []
+
+
+def test_first_failure_stops_the_batches_not_yet_started(
+    case: Case, server: WireServer, make: Make
+) -> None:
+    server.plan(Fail(400))
+    server.delay = 0.05
+    embedder = make(batch_size=1, concurrency=2)
+    with pytest.raises(EmbeddingError):
+        embedder.embed_documents([f"t{i}" for i in range(12)])
+    assert len(server.embed_requests) < 12
+    assert embedder.calls == len(server.embed_requests) - 1
