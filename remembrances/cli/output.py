@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -145,12 +146,22 @@ class Output:
 
 
 class _RateTask(_RichTask):
-    """Adds a human rate column ("123.4/s") computed by rich from the samples."""
+    """Adds a rate column ("123.4/s"): items done since the phase began, per second."""
+
+    def __init__(self, progress: Progress, task: Any) -> None:
+        super().__init__(progress, task)
+        self._started = time.perf_counter()
 
     def _refresh_rate(self) -> None:
-        task = self._progress.tasks[self._task]
-        speed = task.speed
-        self._progress.update(self._task, rate="" if speed is None else f"{speed:,.1f}/s")
+        done = self._progress.tasks[self._task].completed
+        elapsed = time.perf_counter() - self._started
+        rate = f"{done / elapsed:,.1f}/s" if done and elapsed > 0 else ""
+        self._progress.update(self._task, rate=rate)
+
+    def describe(self, text: str) -> None:
+        if self._progress.tasks[self._task].description != text:
+            self._started = time.perf_counter()
+        super().describe(text)
 
     def done(self, completed: int) -> None:
         super().done(completed)
