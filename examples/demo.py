@@ -125,7 +125,7 @@ def index_code(svc: remembrances.RemembrancesService) -> bool:
         started = time.perf_counter()
         done = 0
         while done < pending and time.perf_counter() - started < EMBED_SECONDS:
-            done += svc.store.backfill_embeddings(kind="code", batch_size=32, limit=32)
+            done += code.backfill("remembrances", limit=32)
             rate = done / max(time.perf_counter() - started, 1e-9)
             bar.update(embed, completed=done, rate=f"{rate:.0f} chunks/s")
     left = svc.store.pending_embeddings(kind="code")
