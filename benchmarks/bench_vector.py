@@ -164,14 +164,26 @@ def median_ms(fn: Callable[[], Any], repeats: int, key: str = "") -> float:
 FASTEST: dict[str, float] = {}
 
 
+#: When set, each timed call is paired with one run of this floor kernel just before
+#: it, so that the floor and the figure see the same load (PAIRED_FLOOR[key]).
+FLOOR_KERNEL: list[Callable[[], Any]] = []
+PAIRED_FLOOR: dict[str, float] = {}
+
+
 def per_query_ms(fn: Callable[[int], Any], queries: int, key: str = "") -> float:
-    times = []
+    times, floors = [], []
     for q in range(queries):
+        if FLOOR_KERNEL and key:
+            start = time.perf_counter()
+            FLOOR_KERNEL[0]()
+            floors.append(time.perf_counter() - start)
         start = time.perf_counter()
         fn(q)
         times.append(time.perf_counter() - start)
     if key:
         FASTEST[key] = min(times) * 1e3
+        if floors:
+            PAIRED_FLOOR[key] = statistics.median(floors) * 1e3
     return statistics.median(times) * 1e3
 
 
@@ -184,8 +196,10 @@ def floor_ms(n: int, repeats: int) -> tuple[float, dict[str, float]]:
         "sum(int64 view)": lambda: as_int.sum(),
         "max(float32)": lambda: array.max(),
     }
+    FLOOR_KERNEL.clear()
     found = {name: median_ms(fn, repeats, f"floor {name}") for name, fn in kernels.items()}
     FASTEST["floor"] = min(FASTEST[f"floor {name}"] for name in kernels)
+    FLOOR_KERNEL.append(kernels[min(found, key=found.__getitem__)])
     return min(found.values()), found
 
 
@@ -225,6 +239,7 @@ def recall(got: Sequence[int], expected: Sequence[int]) -> float:
 def bench_size(n: int, workdir: Path, *, vec0: bool, blas: Blas) -> dict[str, Any]:
     out: dict[str, Any] = {"n": n}
     FASTEST.clear()
+    PAIRED_FLOOR.clear()
     path = workdir / f"vectors-{n}.db"
     queries = 60 if n <= 100_000 else 25
     # Query vectors looked up, not computed: the timings are the search alone.
@@ -305,6 +320,8 @@ def bench_size(n: int, workdir: Path, *, vec0: bool, blas: Blas) -> dict[str, An
         )
     store.close()
     out["fastest"] = dict(FASTEST)
+    out["paired_floor"] = dict(PAIRED_FLOOR)
+    FLOOR_KERNEL.clear()
     out["file_bytes"] = sum(
         os.path.getsize(f"{path}{suffix}")
         for suffix in ("", "-wal")
@@ -386,9 +403,12 @@ def bench_real(workdir: Path, tiled_n: int, blas: Blas) -> dict[str, Any] | None
     )[:tiled_n]
     tiled /= np.linalg.norm(tiled, axis=1, keepdims=True)
     out["tiled_n"] = len(tiled)
-    measure("tiled", tiled, 200)
     out["tiled_floor_ms"], _ = floor_ms(len(tiled), 60)
+    PAIRED_FLOOR.clear()
+    measure("tiled", tiled, 200)
     out["fastest"] = dict(FASTEST)
+    out["paired_floor"] = dict(PAIRED_FLOOR)
+    FLOOR_KERNEL.clear()
     return out
 
 
@@ -396,15 +416,21 @@ def bench_real(workdir: Path, tiled_n: int, blas: Blas) -> dict[str, Any] | None
 
 
 def _pair(r: dict[str, Any], key: str, floor: float, floor_min: float) -> str:
-    """``median (ratio to the floor's median) / fastest (ratio to the floor's fastest)``."""
+    """``median (ratio to the floor's median) / fastest (ratio to the floor's fastest)``,
+    then the ratio to the floor timed interleaved with this figure, when it was."""
     fast = r["fastest"][key]
-    return f"{r[key]:.2f} ({r[key] / floor:.2f}×) / {fast:.2f} ({fast / floor_min:.2f}×)"
+    text = f"{r[key]:.2f} ({r[key] / floor:.2f}×) / {fast:.2f} ({fast / floor_min:.2f}×)"
+    paired = r.get("paired_floor", {}).get(key)
+    if paired:
+        text += f"; **{r[key] / paired:.2f}×** paired"
+    return text
 
 
 def report(sizes: list[dict[str, Any]], real: dict[str, Any] | None) -> str:
     lines = [
         "Each cell: median ms (ratio to the floor's median) / fastest ms (ratio to the "
-        "floor's fastest).",
+        "floor's fastest); paired: median ÷ the median of the floor kernel timed just "
+        "before each call (the same load for both; the fairest ratio on a shared machine).",
         "",
         "| N | floor | NumPy BLAS gemv, 1 thread | NumPy BLAS gemv, default threads "
         "| store exact, 1 scan thread | store exact, default scan threads "
