@@ -21,6 +21,11 @@ DEFAULT_CHUNK_CHARS = 2000
 ELISION = " …"
 MAX_TERMS = 120
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+#: Identifiers with an inner case change (``getUser``, ``GetUser``, ``HTTPServer``):
+#: the only ones FTS5 would not split into words by itself.
+_CAMEL = re.compile(
+    r"(?<![A-Za-z0-9])(?:[a-z][a-z0-9]*[A-Z]|[A-Z][a-z0-9]+[A-Z]|[A-Z]{2,}[a-z])[A-Za-z0-9]*"
+)
 
 
 def split_words(*texts: str) -> list[str]:
@@ -31,9 +36,7 @@ def split_words(*texts: str) -> list[str]:
     """
     words: dict[str, None] = {}
     for text in texts:
-        for token in dict.fromkeys(_WORD.findall(text)):
-            if token.islower() or token.isupper() or token[1:].islower():
-                continue  # one word already: FTS5 indexes it as it is
+        for token in dict.fromkeys(_CAMEL.findall(text)):
             for part in split_identifier(token):
                 words[part.lower()] = None
             if len(words) >= MAX_TERMS:
