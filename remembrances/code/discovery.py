@@ -180,6 +180,12 @@ def discover(
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:
+                rel.encode("utf-8")
+            except UnicodeEncodeError:  # bytes that are not UTF-8 in the name
+                shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                found.skipped.append(SkippedFile(shown, "file name is not valid UTF-8"))
+                continue
+            try:
                 is_link = entry.is_symlink()
                 st = entry.stat(follow_symlinks=True)
             except OSError:

@@ -91,7 +91,8 @@ def check_root(path: Any) -> Path:
         raise InvalidInputError(f"path must be a path, not {type(path).__name__}")
     try:
         root = Path(path).expanduser().resolve()
-    except (OSError, ValueError, RuntimeError) as exc:
+        os.fsencode(root)
+    except (OSError, ValueError, RuntimeError) as exc:  # UnicodeError is a ValueError
         raise InvalidInputError(f"cannot resolve {path!r}: {exc}") from exc
     if not root.is_dir():
         raise InvalidInputError(f"{str(path)!r} is not a directory; give the repository's root")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,21 @@ def test_invalid_utf8_and_odd_file_names_are_indexed(store: Store, tmp_path: Pat
     # tree-sitter skips the undecodable byte; the rest of the file is intact.
     assert len(names) == 2 and names[0].endswith("_order") and names[1] == "plain"
     assert any(h.path == "latin1.py" for h in code.search("order plain", limit=20))
+
+
+def test_file_names_that_are_not_utf8_are_skipped(store: Store, tmp_path: Path) -> None:
+    root = tmp_path / "names"
+    write(root / "good.py", "def good():\n    pass\n")
+    with open(os.path.join(os.fsencode(root), b"bad\xff.py"), "wb") as handle:
+        handle.write(b"def bad():\n    pass\n")
+    code = CodeIndexer(store)
+    report = code.index(root)
+    assert report.files_indexed == 1
+    assert [(s.path, s.reason) for s in report.skipped] == [
+        ("bad\ufffd.py", "file name is not valid UTF-8")
+    ]
+    with pytest.raises(InvalidInputError):
+        code.index("\ud800")
 
 
 def test_huge_single_line_file_is_split_into_bounded_chunks(store: Store, tmp_path: Path) -> None:
