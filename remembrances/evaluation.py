@@ -195,11 +195,12 @@ def load_beir(path: str | os.PathLike[str], *, split: str = "test") -> BeirSet:
 
 def document_text(doc: Document) -> str:
     """Title and body, the way BEIR's BM25 baselines index them."""
-    return f"{doc.title}\n{doc.text}" if doc.title.strip() else doc.text
+    text = f"{doc.title}\n{doc.text}" if doc.title.strip() else doc.text
+    return text.strip()
 
 
 #: Whole documents as one chunk (BEIR's protocol ranks documents, not passages).
-WHOLE_DOCUMENTS = 1_000_000
+WHOLE_DOCUMENTS = 100_000
 
 
 def _load_kb(store: Store, data: BeirSet, chunk_size: int | None) -> dict[str, str]:

@@ -74,8 +74,8 @@ class FusionParams:
     together (trust it); a flat one has matched a common word or two (don't).
     """
 
-    text_bias: float = -1.0
-    text_slope: float = 2.0
+    text_bias: float = -3.5
+    text_slope: float = 5.0
     peak_rank: int = 10
     #: Scores at this rank (or the pool's last, if shorter) map to 0 in each leg.
     floor_rank: int = 100
