@@ -173,3 +173,24 @@ def test_evaluate_rejects_bad_arguments(tiny: Path) -> None:
         evaluate(tiny, embedder=HashEmbedder(8), k=0)
     with pytest.raises(InvalidInputError):
         evaluate(tiny, embedder=HashEmbedder(8), kind="events")  # type: ignore[arg-type]
+
+
+def test_evaluate_code_goes_through_the_code_indexer(tmp_path: Path) -> None:
+    docs = [
+        {
+            "_id": "f1",
+            "title": "",
+            "text": "def read_toml_config(path):\n    return toml.load(path)",
+        },
+        {
+            "_id": "f2",
+            "title": "",
+            "text": "def sortByKey(items):\n    return list(reversed(items))",
+        },
+    ]
+    queries = [{"_id": "q1", "text": "sort by key"}, {"_id": "q2", "text": "read toml config"}]
+    root = _write_beir(tmp_path / "code", docs, queries, [("q1", "f2", 1), ("q2", "f1", 1)])
+    result = evaluate(root, embedder=HashEmbedder(64), kind="code", modes=["text"])
+    assert result.documents == 2
+    # "sort by key" finds sortByKey only through the code indexer's identifier split.
+    assert result.metrics["text"].mrr == pytest.approx(1.0)
