@@ -46,6 +46,7 @@ MIN_CANDIDATES = 400
 #: Sign bits are taken relative to the mean vector; it is re-taken (and the
 #: codes rebuilt) when the index has doubled since, so the bits stay balanced.
 _RECENTRE_GROWTH = 2.0
+_HAMMING_BLOCK = 32_768
 
 #: Below this many rows per thread, handing work to another thread costs more than it saves.
 _ROWS_PER_THREAD = 32_768
@@ -343,24 +344,17 @@ class VectorIndex:
             self._scores = np.empty(len(self.ids), dtype=np.float32)
         n = self.n
         scores = self._scores[:n]
+        self._in_parts(n, lambda a, b: _dot_rows(self.matrix[a:b], query, scores[a:b]))
+        return scores
+
+    def _in_parts(self, n: int, work: Callable[[int, int], None]) -> None:
+        """Run ``work(start, end)`` over rows [0, n), split over the scan threads."""
         parts = max(1, min(self.threads, n // _ROWS_PER_THREAD))
-        if parts == 1:
-            _dot_rows(self.matrix[:n], query, scores)
-            return scores
         bounds = [n * i // parts for i in range(parts + 1)]
-        pending = [
-            _executor().submit(
-                _dot_rows,
-                self.matrix[bounds[i] : bounds[i + 1]],
-                query,
-                scores[bounds[i] : bounds[i + 1]],
-            )
-            for i in range(1, parts)
-        ]
-        _dot_rows(self.matrix[: bounds[1]], query, scores[: bounds[1]])
+        pending = [_executor().submit(work, bounds[i], bounds[i + 1]) for i in range(1, parts)]
+        work(0, bounds[1])
         for future in pending:
             future.result()
-        return scores
 
     def _dead(self) -> Rows:
         if self._dead_rows is None:
@@ -412,12 +406,21 @@ class VectorIndex:
             self._distance = np.empty(capacity, dtype=np.int32)
             self._xor = np.empty(capacity, dtype=np.uint64)
             self._ones = np.empty(capacity, dtype=np.uint8)
-        distance, xor, ones = self._distance[:n], self._xor[:n], self._ones[:n]
-        distance[:] = 0
-        for word in range(self.words):
-            np.bitwise_xor(self._bits[word, :n], q[word], out=xor)
-            _popcount(xor, ones)
-            np.add(distance, ones, out=distance)
+        bits = self._bits
+
+        def hamming(start: int, end: int) -> None:
+            # Blocks small enough that the scratch arrays stay in cache across words.
+            for a in range(start, end, _HAMMING_BLOCK):
+                b = min(a + _HAMMING_BLOCK, end)
+                distance, xor, ones = self._distance[a:b], self._xor[a:b], self._ones[a:b]
+                distance[:] = 0
+                for word in range(self.words):
+                    np.bitwise_xor(bits[word, a:b], q[word], out=xor)
+                    _popcount(xor, ones)
+                    np.add(distance, ones, out=distance)
+
+        self._in_parts(n, hamming)
+        distance = self._distance[:n]
         if mask is not None:
             distance[~mask] = self.dim + 1
         elif self.dead:
