@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import os
 import pickle
+import queue
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -21,7 +23,8 @@ from typing import IO, Any
 from .analysis import FileAnalysis, ParseTask, analyze
 
 BATCH = 8
-IN_FLIGHT_PER_WORKER = 3
+#: Batches queued per worker; requests are small, so this never fills a pipe.
+IN_FLIGHT_PER_WORKER = 24
 
 
 def _send(stream: IO[bytes], value: Any) -> None:
@@ -46,8 +49,16 @@ def _analyze_safely(task: ParseTask) -> FileAnalysis:
         return FileAnalysis(task.path, task.language, skipped=f"parser failed: {exc}")
 
 
+class _Failed:
+    """A batch whose worker died: the caller parses it in process."""
+
+
 class ParseWorkers:
-    """A few long-lived parsing processes; ``map`` keeps the input order."""
+    """A few long-lived parsing processes; ``map`` keeps the input order.
+
+    A reader thread per worker drains its results as they come, so the workers
+    keep parsing while the caller writes the previous files to the database.
+    """
 
     def __init__(self, count: int) -> None:
         package_parent = str(Path(__file__).resolve().parents[2])
@@ -64,33 +75,57 @@ class ParseWorkers:
             )
             for _ in range(max(1, count))
         ]
+        self._results: dict[int, list[FileAnalysis] | _Failed] = {}
+        self._ready = threading.Condition()
+        self._expected: list[queue.SimpleQueue[int | None]] = [
+            queue.SimpleQueue() for _ in self._procs
+        ]
+        self._readers = [
+            threading.Thread(target=self._read, args=(i,), daemon=True)
+            for i in range(len(self._procs))
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    def _read(self, worker: int) -> None:
+        stdout = self._procs[worker].stdout
+        dead = False
+        while True:
+            index = self._expected[worker].get()
+            if index is None:
+                return
+            value: list[FileAnalysis] | _Failed = _Failed()
+            if not dead and stdout is not None:
+                try:
+                    value = _receive(stdout)
+                except (EOFError, OSError, pickle.UnpicklingError):
+                    dead = True
+            with self._ready:
+                self._results[index] = value
+                self._ready.notify_all()
 
     def map(self, tasks: Sequence[ParseTask]) -> Iterator[FileAnalysis]:
         batches = [list(tasks[i : i + BATCH]) for i in range(0, len(tasks), BATCH)]
         workers = len(self._procs)
         sent = 0
-        alive = [True] * workers
         for index, batch in enumerate(batches):
             while sent < len(batches) and sent < index + workers * IN_FLIGHT_PER_WORKER:
-                proc = self._procs[sent % workers]
-                if alive[sent % workers]:
-                    try:
-                        assert proc.stdin is not None
-                        _send(proc.stdin, batches[sent])
-                    except (BrokenPipeError, OSError):
-                        alive[sent % workers] = False
-                sent += 1
-            results: list[FileAnalysis] | None = None
-            if alive[index % workers]:
+                worker = sent % workers
+                stdin = self._procs[worker].stdin
                 try:
-                    stdout = self._procs[index % workers].stdout
-                    assert stdout is not None
-                    results = _receive(stdout)
-                except (EOFError, OSError, pickle.UnpicklingError):
-                    alive[index % workers] = False
-            if results is None:  # the worker died (a crashing grammar): parse here
-                results = [_analyze_safely(t) for t in batch]
-            yield from results
+                    assert stdin is not None
+                    _send(stdin, batches[sent])
+                except (BrokenPipeError, OSError, ValueError):
+                    pass  # the reader reports the batch as failed
+                self._expected[worker].put(sent)
+                sent += 1
+            with self._ready:
+                while index not in self._results:
+                    self._ready.wait()
+                value = self._results.pop(index)
+            if isinstance(value, _Failed):  # the worker died (a crashing grammar)
+                value = [_analyze_safely(t) for t in batch]
+            yield from value
 
     def close(self) -> None:
         for proc in self._procs:
@@ -99,12 +134,17 @@ class ParseWorkers:
                     proc.stdin.close()
             except OSError:
                 pass
+        for expected in self._expected:
+            expected.put(None)
         for proc in self._procs:
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        for reader in self._readers:
+            reader.join(timeout=10)
+        for proc in self._procs:
             if proc.stdout is not None:
                 proc.stdout.close()
 
