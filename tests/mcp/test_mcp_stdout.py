@@ -23,6 +23,10 @@ def test_stdout_carries_only_json_rpc(tmp_path: Path) -> None:
          "params": {"name": "kb_add_document", "arguments": {"text": "hi there", "source": "s"}}},
         {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
          "params": {"name": "memory_stats", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call",  # a lone surrogate
+         "params": {"name": "kb_add_document", "arguments": {"text": "bad \ud800", "source": "t"}}},
+        {"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+         "params": {"name": "search_memory", "arguments": {"query": "\"a\" AND (b OR"}}},
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("REMEMBRANCES_DB", None)
@@ -36,7 +40,7 @@ def test_stdout_carries_only_json_rpc(tmp_path: Path) -> None:
         assert server.stdin is not None and server.stdout is not None
         replies = {}
         for message in messages:
-            server.stdin.write(json.dumps(message) + "\n")
+            server.stdin.write(json.dumps(message) + "\n")  # ASCII: the surrogate as \\ud800
             server.stdin.flush()
             if "id" in message:
                 while message["id"] not in replies:
@@ -49,6 +53,9 @@ def test_stdout_carries_only_json_rpc(tmp_path: Path) -> None:
         assert replies[2]["result"]["isError"] is True
         assert replies[3]["result"].get("isError") in (None, False)
         assert replies[4]["result"]["structuredContent"]["chunks"] == 1
+        assert replies[5]["result"]["isError"] is True
+        assert "Unicode" in replies[5]["result"]["content"][0]["text"]
+        assert replies[6]["result"].get("isError") in (None, False)
     finally:
         server.stdin.close()  # type: ignore[union-attr]
         server.wait(timeout=30)
