@@ -146,12 +146,13 @@ def main() -> None:
 
         embedder = store.embedder
         assert isinstance(embedder, HashEmbedder)
+        warm_hash_s, _, _ = hash_baseline(root)  # same page-cache state as the re-index
         calls_before = embedder.calls
         rerun_start = time.perf_counter()
         again = code.index(root, project="stdlib")
         rerun_s = time.perf_counter() - rerun_start
         rerun_calls = embedder.calls - calls_before
-        print(f"unchanged re-index: {rerun_s:.2f} s (hash baseline {hash_s:.2f} s)")
+        print(f"unchanged re-index: {rerun_s:.2f} s (hash baseline {warm_hash_s:.2f} s)")
         store.close()
 
         lines += [
@@ -183,10 +184,12 @@ def main() -> None:
             "",
             "| measure | value |",
             "|---|---|",
-            f"| baseline: list + read + SHA-256 of the {n_files:,} files | {hash_s:.2f} s |",
+            f"| baseline: list + read + SHA-256 of the {n_files:,} files, measured just "
+            f"before the re-index (first, colder measurement: {hash_s:.2f} s) | "
+            f"{warm_hash_s:.2f} s |",
             f"| re-index (nothing changed: {again.files_unchanged:,} unchanged, "
             f"{again.files_indexed} parsed, {rerun_calls} texts embedded) | {rerun_s:.2f} s |",
-            f"| **ratio re-index / hashing** | **{rerun_s / hash_s:.2f}×** |",
+            f"| **ratio re-index / hashing** | **{rerun_s / warm_hash_s:.2f}×** |",
             "",
         ]
 
