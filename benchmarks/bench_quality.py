@@ -71,14 +71,12 @@ def leg_lists(
         lists = []
         for mode in ("vector", "text"):
             hits = store.search(text, mode=mode, limit=POOL, kind=kind, collection=collection)
-            if mode == "vector":
-                lists.append(
-                    [(sources.get(h.source, h.source), h.vector_score or 0.0) for h in hits]
-                )
-            else:
-                lists.append(
-                    [(sources.get(h.source, h.source), bm25_of(h.text_score or 0.0)) for h in hits]
-                )
+            best: dict[str, float] = {}  # a document's best chunk stands for it
+            for h in hits:
+                doc = sources.get(h.source, h.source)
+                value = h.vector_score if mode == "vector" else bm25_of(h.text_score or 0.0)
+                best.setdefault(doc, value or 0.0)
+            lists.append(list(best.items()))
         legs[qid] = (lists[0], lists[1])
     return legs
 
