@@ -88,13 +88,15 @@ def _storage_error(exc: BaseException, path: str) -> BaseException:
 
 
 class Database:
-    """One apsw connection shared by the threads of a process, with write transactions.
+    """The connections of one process to one file: one writer, a reader per thread.
 
-    SQLite serialises work on one connection anyway; the re-entrant lock makes a
-    transaction (several statements) atomic with respect to the other threads.
-    Writes start with ``BEGIN IMMEDIATE`` so that the write lock is taken up front
+    Writes go through one connection guarded by a re-entrant lock, so that a
+    transaction (several statements) is atomic with respect to the other threads;
+    they start with ``BEGIN IMMEDIATE`` so that the write lock is taken up front
     and the busy timeout applies, instead of failing later when a read lock cannot
-    be upgraded.
+    be upgraded. Reads use a connection of their own thread: in WAL mode readers
+    never wait for each other or for the writer, so searches from many threads
+    run at the same time.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
@@ -108,18 +110,25 @@ class Database:
             self.read_only_reason = "the file is not writable by this user"
         self.lock = threading.RLock()
         self._depth = 0
+        self._owner: int | None = None  # the thread inside a write transaction
+        self._local = threading.local()
+        self._readers: list[apsw.Connection] = []
+        self._readers_lock = threading.Lock()
 
     def close(self) -> None:
-        with self.lock:
+        with self.lock, self._readers_lock:
+            for reader in self._readers:
+                reader.close()
+            self._readers.clear()
             self.conn.close()
 
     @contextlib.contextmanager
     def write(self) -> Iterator[Connection]:
-        """A write transaction; nested calls join the outer one."""
+        """A write transaction; nested calls on the same thread join the outer one."""
         if self.read_only:
             raise ReadOnlyError(f"cannot write to {self.path!r}: {self.read_only_reason}")
         with self.lock:
-            if self._depth:
+            if self._owner == threading.get_ident():
                 self._depth += 1
                 try:
                     yield self.conn
@@ -135,7 +144,7 @@ class Database:
                     f"{self.path!r} stayed locked by another writer for "
                     f"{BUSY_TIMEOUT_MS // 1000} s; try again"
                 ) from exc
-            self._depth = 1
+            self._owner, self._depth = threading.get_ident(), 1
             try:
                 yield self.conn
                 self.conn.execute("COMMIT")
@@ -147,23 +156,38 @@ class Database:
                     raise
                 raise mapped from exc
             finally:
-                self._depth = 0
+                self._owner, self._depth = None, 0
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Connection]:
-        """A read snapshot: every statement inside sees the same committed state."""
-        with self.lock:
-            if self._depth or not self.conn.get_autocommit():
-                yield self.conn
-                return
-            self.conn.execute("BEGIN")
-            self._depth = 1
-            try:
-                yield self.conn
-            finally:
-                self._depth = 0
-                self.conn.execute("COMMIT")
+        """A read snapshot: every statement inside sees the same committed state.
+
+        Inside this thread's own write transaction it reads through the writer, so
+        that it sees what the transaction wrote so far.
+        """
+        if self._owner == threading.get_ident():
+            yield self.conn
+            return
+        conn = self._reader()
+        if not conn.get_autocommit():  # a nested read on this thread
+            yield conn
+            return
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    def _reader(self) -> apsw.Connection:
+        conn: apsw.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = connect(self.path, read_only=self.read_only)
+            with self._readers_lock:
+                self._readers.append(conn)
+            self._local.conn = conn
+        return conn
 
     @property
     def in_transaction(self) -> bool:
-        return self._depth > 0
+        """Whether this thread is inside a write transaction."""
+        return self._owner == threading.get_ident()

@@ -43,7 +43,9 @@ class CheckReport:
 def check(store: Store, *, repair: bool = False) -> CheckReport:
     """Verify chunk ↔ FTS ↔ vec0 ↔ blob consistency and the model record."""
     report = CheckReport()
-    context = store.transaction() if repair else store.snapshot()
+    # FTS5's integrity-check command is a write statement: run it on the writer
+    # (a reader connection that ran it was seen to keep a stale FTS5 structure).
+    context = store.snapshot() if store.read_only and not repair else store.transaction()
     with context as conn:
         _check_sqlite(conn, report)
         dim = conn.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()

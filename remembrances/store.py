@@ -12,6 +12,7 @@ import json
 import logging
 import math
 import os
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -23,7 +24,7 @@ import apsw
 import numpy as np
 
 from . import fusion
-from .connection import Database
+from .connection import Connection, Database
 from .embeddings.base import Embedder, Vectors, as_matrix, as_vector, to_blob
 from .errors import (
     EmbedderMismatchError,
@@ -159,6 +160,8 @@ def _scalar(value: Any, key: str) -> Any:
     if value is None or isinstance(value, str | int | float | bool):
         if isinstance(value, float) and not math.isfinite(value):
             raise InvalidInputError(f"filter value for {key!r} must be finite")
+        if isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise InvalidInputError(f"filter value for {key!r} does not fit in 64 bits")
         return value
     raise InvalidInputError(
         f"filter value for {key!r} must be a string, number, boolean or None, "
@@ -186,8 +189,9 @@ class Store:
         self.embedder = embedder
         self.reranker = reranker
         self._index: VectorIndex | None = None
+        self._index_lock = threading.Lock()
         try:
-            if read_only:
+            if self.db.read_only:
                 self._check_readable()
             else:
                 with self.db.write() as conn:
@@ -232,6 +236,11 @@ class Store:
         return None if row is None else str(row[0])
 
     @property
+    def read_only(self) -> bool:
+        """True when writes are refused (opened read-only, or the file is not writable)."""
+        return self.db.read_only
+
+    @property
     def embedder_name(self) -> str | None:
         """The embedder recorded in the file (None for a file without vectors yet)."""
         return self.meta("embedder")
@@ -255,6 +264,20 @@ class Store:
                     )
                     conn.execute(vec0_script(embedder.dim))
             name, dim = self.embedder_name, self.dim
+        elif name == embedder.name and dim == embedder.dim and not self.db.read_only:
+            with self.db.read() as conn:
+                has_vec0 = conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE name = 'chunks_vec'"
+                ).fetchone()
+            if has_vec0 is None:  # a file from before vec0 existed, or a damaged one
+                with self.db.write() as conn:
+                    conn.execute(vec0_script(embedder.dim))
+                    conn.execute(
+                        "INSERT INTO chunks_vec (chunk_id, embedding, kind, collection) "
+                        "SELECT id, embedding, kind, collection FROM chunks "
+                        "WHERE embedding IS NOT NULL AND length(embedding) = ?",
+                        (embedder.dim * 4,),
+                    )
         if name != embedder.name or dim != embedder.dim:
             raise EmbedderMismatchError(
                 f"{self.path} was written with embedder {name!r} ({dim} dims) but was opened "
@@ -273,13 +296,13 @@ class Store:
     # -- transactions for the domain layers ------------------------------------------
 
     @contextmanager
-    def transaction(self) -> Iterator[apsw.Connection]:
+    def transaction(self) -> Iterator[Connection]:
         """A write transaction (BEGIN IMMEDIATE) for chunk writes plus domain-table SQL."""
         with self.db.write() as conn:
             yield conn
 
     @contextmanager
-    def snapshot(self) -> Iterator[apsw.Connection]:
+    def snapshot(self) -> Iterator[Connection]:
         """A read transaction: one consistent view of the file."""
         with self.db.read() as conn:
             yield conn
@@ -434,7 +457,7 @@ class Store:
             ids, embedded=prepared.embedded, cached=prepared.cached, pending=prepared.pending
         )
 
-    def _prune_vector_log(self, conn: apsw.Connection) -> None:
+    def _prune_vector_log(self, conn: Connection) -> None:
         low, high = conn.execute("SELECT min(seq), max(seq) FROM vector_log").fetchone()
         if low is None or high - low < 2 * VECTOR_LOG_KEEP:
             return
@@ -614,6 +637,9 @@ class Store:
             ("source", _names(source, "source")),
         ):
             if values is not None:
+                if not values:  # an empty list matches nothing
+                    clauses.append("0")
+                    continue
                 clauses.append(f"c.{column} IN ({','.join('?' * len(values))})")
                 params.extend(values)
         if since is not None:
@@ -690,7 +716,7 @@ class Store:
             ) from exc
         since_ts = _as_timestamp(since, "since")
         until_ts = _as_timestamp(until, "until")
-        filters = {
+        filters: dict[str, Any] = {
             "kind": kind,
             "collection": collection,
             "source": source,
@@ -740,7 +766,7 @@ class Store:
 
     def _memory_leg(
         self,
-        conn: apsw.Connection,
+        conn: Connection,
         query: Vectors,
         pool: int,
         sql: str,
@@ -749,7 +775,7 @@ class Store:
         *,
         exact: bool = True,
     ) -> list[tuple[int, float]]:
-        index = self._vector_index(conn)
+        ids = None
         if filters["source"] is not None or filters["where"]:
             ids = [
                 r[0]
@@ -757,22 +783,26 @@ class Store:
                     f"SELECT c.id FROM chunks c WHERE c.embedding IS NOT NULL AND {sql}", params
                 )
             ]
-            ids_found, scores = index.top_k(query, pool, rows=index.rows_for(ids), exact=exact)
-        else:
-            mask = None
-            if any(filters[k] is not None for k in ("kind", "collection", "since", "until")):
-                mask = index.mask(
-                    kinds=_names(filters["kind"], "kind"),
-                    collections=_names(filters["collection"], "collection"),
-                    since=filters["since"],
-                    until=filters["until"],
-                )
-            ids_found, scores = index.top_k(query, pool, mask=mask, exact=exact)
+        # One index per store, shared by the threads' searches: syncing mutates it.
+        with self._index_lock:
+            index = self._vector_index(conn)
+            if ids is not None:
+                ids_found, scores = index.top_k(query, pool, rows=index.rows_for(ids), exact=exact)
+            else:
+                mask = None
+                if any(filters[k] is not None for k in ("kind", "collection", "since", "until")):
+                    mask = index.mask(
+                        kinds=_names(filters["kind"], "kind"),
+                        collections=_names(filters["collection"], "collection"),
+                        since=filters["since"],
+                        until=filters["until"],
+                    )
+                ids_found, scores = index.top_k(query, pool, mask=mask, exact=exact)
         return [
             (int(i), fusion.vector_score(float(s))) for i, s in zip(ids_found, scores, strict=True)
         ]
 
-    def _vector_index(self, conn: apsw.Connection) -> VectorIndex:
+    def _vector_index(self, conn: Connection) -> VectorIndex:
         dim = conn.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()
         if self._index is None:
             self._index = VectorIndex(int(dim[0]) if dim else 1)
@@ -781,7 +811,7 @@ class Store:
 
     def _vec0_leg(
         self,
-        conn: apsw.Connection,
+        conn: Connection,
         query: Vectors,
         pool: int,
         sql: str,
@@ -807,7 +837,7 @@ class Store:
         return [(int(i), fusion.vector_score(1.0 - float(d))) for i, d in rows]
 
     def _text_leg(
-        self, conn: apsw.Connection, query: str, pool: int, sql: str, params: list[Any]
+        self, conn: Connection, query: str, pool: int, sql: str, params: list[Any]
     ) -> list[tuple[int, float]]:
         match = fts_query(query)
         if match is None:
@@ -838,12 +868,13 @@ class Store:
         return fusion.calibrated(vector_hits, text_hits)
 
     def _mmr(
-        self, conn: apsw.Connection, fused: list[fusion.Fused], lambda_: float, limit: int
+        self, conn: Connection, fused: list[fusion.Fused], lambda_: float, limit: int
     ) -> list[fusion.Fused]:
         ids = [f.id for f in fused]
         vectors: dict[int, Vectors] = {}
         if self._index is not None and self._index.loaded:
-            vectors = self._index.vectors(ids)
+            with self._index_lock:
+                vectors = {i: v.copy() for i, v in self._index.vectors(ids).items()}
         else:
             for start in range(0, len(ids), 500):
                 part = ids[start : start + 500]
@@ -859,7 +890,7 @@ class Store:
         )
         return [by_id[i] for i in order]
 
-    def _rows(self, conn: apsw.Connection, fused: list[fusion.Fused]) -> list[SearchResult]:
+    def _rows(self, conn: Connection, fused: list[fusion.Fused]) -> list[SearchResult]:
         if not fused:
             return []
         ids = [f.id for f in fused]

@@ -1,0 +1,68 @@
+"""Many threads searching while one writes: every search sees a consistent store."""
+
+from __future__ import annotations
+
+import threading
+
+from remembrances import Chunk, Store
+
+
+def test_threads_search_while_another_writes(store: Store) -> None:
+    for i in range(50):
+        store.put_source("kb", f"base{i}", [Chunk(f"stable note {i} about indexes")])
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def writer() -> None:
+        i = 0
+        while not stop.is_set():
+            store.put_source("kb", f"new{i % 20}", [Chunk(f"fresh note {i} about writers")])
+            i += 1
+
+    def reader() -> None:
+        try:
+            for _ in range(40):
+                hits = store.search("stable note about indexes", limit=5)
+                assert len(hits) == 5 and all(h.source.startswith("base") for h in hits[:1])
+                assert len(store.search("fresh note", mode="vector", limit=3)) >= 1
+        except BaseException as exc:
+            errors.append(exc)
+
+    write_thread = threading.Thread(target=writer)
+    write_thread.start()
+    store.put_source("kb", "new-first", [Chunk("fresh note first")])
+    readers = [threading.Thread(target=reader) for _ in range(6)]
+    for t in readers:
+        t.start()
+    for t in readers:
+        t.join()
+    stop.set()
+    write_thread.join()
+    assert errors == []
+    # A search after the writes sees the latest version of every source.
+    assert store.count() == 50 + 20 + 1
+    assert (
+        len(
+            store.search(
+                "fresh note", mode="vector", limit=100, source=[f"new{i}" for i in range(20)]
+            )
+        )
+        == 20
+    )
+
+
+def test_prepare_is_allowed_while_another_thread_writes(store: Store) -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def hold_write() -> None:
+        with store.transaction():
+            entered.set()
+            release.wait(5)
+
+    holder = threading.Thread(target=hold_write)
+    holder.start()
+    entered.wait(5)
+    prepared = store.prepare([Chunk("embedding on another thread is fine")])
+    release.set()
+    holder.join()
+    assert prepared.chunks[0].embedding is not None
