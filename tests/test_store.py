@@ -20,8 +20,8 @@ from remembrances import (
     RerankerNotConfiguredError,
     SchemaVersionError,
     Store,
+    fusion,
 )
-from remembrances import fusion
 from remembrances.embeddings import HashEmbedder
 from remembrances.schema import STORE_MIGRATIONS
 from tests.conftest import FlakyEmbedder
