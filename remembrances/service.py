@@ -97,6 +97,9 @@ class RemembrancesService:
         return check(self.store, repair=repair)
 
     def close(self) -> None:
+        enricher = self.__dict__.get("enricher")  # only if it was ever built
+        if enricher is not None:
+            enricher.close()
         self.store.close()
 
     def __enter__(self) -> RemembrancesService:
