@@ -46,7 +46,7 @@ MIN_CANDIDATES = 400
 #: Sign bits are taken relative to the mean vector; it is re-taken (and the
 #: codes rebuilt) when the index has doubled since, so the bits stay balanced.
 _RECENTRE_GROWTH = 2.0
-_HAMMING_BLOCK = 32_768
+_HAMMING_BLOCK = 16_384
 
 #: Below this many rows per thread, handing work to another thread costs more than it saves.
 _ROWS_PER_THREAD = 32_768
@@ -419,7 +419,9 @@ class VectorIndex:
                     _popcount(xor, ones)
                     np.add(distance, ones, out=distance)
 
-        self._in_parts(n, hamming)
+        # One thread: this loop makes many short numpy calls, and two threads would
+        # hand the GIL back and forth between them (measured slower).
+        hamming(0, n)
         distance = self._distance[:n]
         if mask is not None:
             distance[~mask] = self.dim + 1

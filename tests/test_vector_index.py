@@ -122,7 +122,7 @@ def test_exact_with_the_scan_split_across_threads(
     vstore.delete_source("kb", "s100")
     live = [i for i in range(1000) if not 100 <= i < 200]
     assert_exact(vstore, table, live)
-    # The approximate mode's Hamming pass, split over threads and blocks.
+    # The approximate mode's Hamming pass, in blocks.
     monkeypatch.setattr(vector_index, "_HAMMING_BLOCK", 41)
     hits = 0
     for q in range(len(table.queries)):
