@@ -1,7 +1,11 @@
-"""Turning per-leg rankings into one ranking with scores in [0, 1].
+"""Turning the vector and text legs' hits into one ranking with scores in [0, 1].
 
-Raw RRF scores are tiny (at most 2/61 with k = 60) and cannot be thresholded, so
-every fused score is rescaled to [0, 1]: 1.0 means first in both legs.
+The default, :func:`calibrated`, mixes each leg's rescaled scores with a weight
+chosen per query and scales the result by the query's confidence, so a score
+means about the same for every query and ``min_score`` can threshold it.
+:func:`rrf` (rank-only fusion, rescaled so 1.0 means first in both legs) stays
+for comparison: with a weak leg it ranks far below the strong leg alone
+(benchmarks/results/quality.md). How scores are computed: docs/search.md.
 """
 
 from __future__ import annotations
