@@ -15,6 +15,7 @@ from .errors import (
     SchemaVersionError,
     StorageError,
 )
+from .evaluation import evaluate
 from .records import Chunk, SearchResult, StoredChunk, WriteReport
 from .service import RemembrancesService, open
 from .store import Reranker, Store
@@ -38,6 +39,7 @@ __all__ = [
     "StorageError",
     "StoredChunk",
     "WriteReport",
+    "evaluate",
     "open",
 ]
 __version__ = "0.1.0"
