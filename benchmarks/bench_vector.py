@@ -24,8 +24,9 @@ baselines measured in the same run mean anything):
   the vectors' float32 size.
 Approximate recall@10 against exact search is measured on real embeddings: the
 default local embedder (MiniLM) over the SciFact abstracts, cached as .npy under
-/tmp; a 100k set tiled from them with small perturbations gives its timing at
-scale (recall is reported there too, but the real set is the honest one).
+/tmp (built once with ``--embed-real``; skipped when absent); a 100k set tiled
+from them with small perturbations gives its timing at scale (recall is reported
+there too, but the real set is the honest one).
 
 Run: ``.venv/bin/python benchmarks/bench_vector.py`` (10k and 100k; ``--quick``
 for 10k only; ``--full`` adds 1M, without vec0 unless ``--vec0-1m``).
@@ -333,11 +334,22 @@ def bench_size(n: int, workdir: Path, *, vec0: bool, blas: Blas) -> dict[str, An
 # -- approximate mode on real embeddings -------------------------------------------
 
 
-def scifact_vectors() -> tuple[np.ndarray, np.ndarray] | None:
-    """MiniLM vectors of the SciFact abstracts and queries, embedded once and cached."""
+def scifact_vectors(embed: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """MiniLM vectors of the SciFact abstracts and queries, embedded once and cached.
+
+    Embedding the 5,183 abstracts takes 10-40 minutes on 2 cores, so it only
+    happens with ``--embed-real``; without the cache the real part is skipped.
+    """
     docs_file = CACHE / "scifact-local-docs.npy"
     queries_file = CACHE / "scifact-local-queries.npy"
     if not docs_file.exists() or not queries_file.exists():
+        if not embed:
+            print(
+                f"no cached SciFact vectors in {CACHE}: real-embedding part skipped "
+                "(run once with --embed-real to build the cache)",
+                flush=True,
+            )
+            return None
         if not (SCIFACT / "corpus.jsonl").exists():
             return None
         from remembrances.embeddings.local import LocalEmbedder
@@ -355,8 +367,8 @@ def scifact_vectors() -> tuple[np.ndarray, np.ndarray] | None:
     return np.load(docs_file).astype(np.float32), np.load(queries_file).astype(np.float32)
 
 
-def bench_real(workdir: Path, tiled_n: int, blas: Blas) -> dict[str, Any] | None:
-    loaded = scifact_vectors()
+def bench_real(workdir: Path, tiled_n: int, embed: bool) -> dict[str, Any] | None:
+    loaded = scifact_vectors(embed)
     if loaded is None:
         return None
     docs, queries = loaded
@@ -485,6 +497,9 @@ def main() -> int:
     parser.add_argument("--full", action="store_true", help="add 1M (slow to build)")
     parser.add_argument("--vec0-1m", action="store_true", help="also fill and time vec0 at 1M")
     parser.add_argument("--no-real", action="store_true", help="skip the real-embedding part")
+    parser.add_argument(
+        "--embed-real", action="store_true", help="embed SciFact if not cached (slow, once)"
+    )
     parser.add_argument("--sizes", type=int, nargs="*", help="explicit sizes")
     args, _ = parser.parse_known_args()
     sizes = args.sizes or ([10_000] if args.quick else [10_000, 100_000])
@@ -507,7 +522,7 @@ def main() -> int:
                 file.unlink()
         real = None
         if not args.no_real:
-            real = bench_real(workdir, 10_000 if args.quick else 100_000, blas)
+            real = bench_real(workdir, 10_000 if args.quick else 100_000, args.embed_real)
             print("real embeddings:", json.dumps(real, default=float), flush=True)
     print()
     print(report(results, real))
