@@ -15,9 +15,9 @@ candidates exactly from the float32 rows, so the scores it returns are exact.
 Memory: the matrix grows by 1/8 at a time (untouched capacity is not resident),
 plus ~29 bytes per row for ids, filter columns and the score buffer, 4 bytes per
 chunk id ever issued for the id -> row map, and dim/8 bytes per row for the sign
-bits once approximate search has been used. Searches must not run concurrently
-on one index (they share the score buffer); the Store holds its connection lock
-around them.
+bits once approximate search has been used. Searches must not run
+concurrently on one index (they share the score buffer, and sync mutates it);
+the Store holds a lock around each use.
 """
 
 from __future__ import annotations
