@@ -86,7 +86,7 @@ STORE_MIGRATIONS: tuple[str, ...] = (
     # 2: deleting or reading a source without naming its collection used the
     # (kind, collection) index and scanned the whole kind.
     """
-    CREATE INDEX chunks_kind_source ON chunks (kind, source);
+    CREATE INDEX chunks_source ON chunks (source, kind);
     """,
 )
 

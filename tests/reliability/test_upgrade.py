@@ -30,7 +30,7 @@ def test_version_1_file_migrates_in_place(tmp_path: Path) -> None:
     assert store.meta("schema:store") == str(len(STORE_MIGRATIONS))
     with store.snapshot() as c:
         names = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
-    assert "chunks_kind_source" in names
+    assert "chunks_source" in names
     assert store.get_source("kb", "legacy.md")[0].text == "written by version one"
     assert store.search("version one", mode="text")[0].source == "legacy.md"
     assert store.backfill_embeddings() == 1  # old rows without vectors get them
