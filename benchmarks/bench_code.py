@@ -146,11 +146,14 @@ def main() -> None:
 
         embedder = store.embedder
         assert isinstance(embedder, HashEmbedder)
-        warm_hash_s, _, _ = hash_baseline(root)  # same page-cache state as the re-index
+        # Best of three for both, interleaved: the same page-cache state for each.
+        warm_hash_s = rerun_s = float("inf")
         calls_before = embedder.calls
-        rerun_start = time.perf_counter()
-        again = code.index(root, project="stdlib")
-        rerun_s = time.perf_counter() - rerun_start
+        for _ in range(3):
+            warm_hash_s = min(warm_hash_s, hash_baseline(root)[0])
+            rerun_start = time.perf_counter()
+            again = code.index(root, project="stdlib")
+            rerun_s = min(rerun_s, time.perf_counter() - rerun_start)
         rerun_calls = embedder.calls - calls_before
         print(f"unchanged re-index: {rerun_s:.2f} s (hash baseline {warm_hash_s:.2f} s)")
         store.close()
@@ -185,11 +188,11 @@ def main() -> None:
             "",
             "| measure | value |",
             "|---|---|",
-            f"| baseline: list + read + SHA-256 of the {n_files:,} files, measured just "
-            f"before the re-index (first, colder measurement: {hash_s:.2f} s) | "
-            f"{warm_hash_s:.2f} s |",
-            f"| re-index (nothing changed: {again.files_unchanged:,} unchanged, "
-            f"{again.files_indexed} parsed, {rerun_calls} texts embedded) | {rerun_s:.2f} s |",
+            f"| baseline: list + read + SHA-256 of the {n_files:,} files, best of 3 "
+            f"(first, cold measurement before indexing: {hash_s:.2f} s) | {warm_hash_s:.3f} s |",
+            f"| re-index, best of 3 (nothing changed: {again.files_unchanged:,} unchanged, "
+            f"{again.files_indexed} parsed, {rerun_calls} texts embedded in the 3 runs) | "
+            f"{rerun_s:.3f} s |",
             f"| **ratio re-index / hashing** | **{rerun_s / warm_hash_s:.2f}×** |",
             "",
         ]
