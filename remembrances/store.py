@@ -38,6 +38,7 @@ from .errors import (
 from .fts_query import fts_query
 from .records import Chunk, SearchResult, StoredChunk, WriteReport
 from .schema import STORE_MIGRATIONS, migrate, vec0_script
+from .validation import check_text, check_unicode
 from .vector_index import VectorIndex
 
 log = logging.getLogger(__name__)
@@ -95,20 +96,7 @@ def content_hash(text: str) -> str:
 
 
 def _check_text(value: Any, what: str, *, limit: int = MAX_CHUNK_CHARS) -> str:
-    if not isinstance(value, str):
-        raise InvalidInputError(f"{what} must be a string, not {type(value).__name__}")
-    if not value.strip():
-        raise InvalidInputError(f"{what} is empty")
-    if len(value) > limit:
-        raise InvalidInputError(f"{what} is {len(value):,} characters; the limit is {limit:,}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInputError(
-            f"{what} is not valid Unicode (it holds a lone surrogate at {exc.start}); "
-            "decode the input as UTF-8 first"
-        ) from exc
-    return value
+    return check_text(value, what, limit=limit)
 
 
 def _check_name(value: Any, what: str) -> str:
@@ -708,12 +696,7 @@ class Store:
             raise RerankerNotConfiguredError(
                 "rerank=True but this store has no reranker; pass reranker=... to Store()"
             )
-        try:
-            query.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise InvalidInputError(
-                "query is not valid Unicode (it holds a lone surrogate)"
-            ) from exc
+        check_unicode(query, "query")
         since_ts = _as_timestamp(since, "since")
         until_ts = _as_timestamp(until, "until")
         filters: dict[str, Any] = {

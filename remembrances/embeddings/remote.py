@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from ..errors import EmbedderUnavailableError, EmbeddingError, InvalidInputError
+from ..validation import check_text
 from .base import Vectors, as_matrix, as_vector
 from .prefixes import Prefixes, prefixes_for
 from .retry import RetryPolicy, TransientError, call_with_retries
@@ -165,16 +166,7 @@ class RemoteEmbedder:
     # -- the machinery ----------------------------------------------------------------
 
     def _prepare(self, text: Any, i: int, prefix: str) -> str:
-        if not isinstance(text, str):
-            raise InvalidInputError(f"text {i} must be a string, not {type(text).__name__}")
-        if not text.strip():
-            raise InvalidInputError(f"text {i} is empty; providers refuse empty input")
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise InvalidInputError(
-                f"text {i} is not valid Unicode (lone surrogate at {exc.start})"
-            ) from exc
+        check_text(text, f"text {i}")
         cut, was_cut = truncate(prefix + text, self.max_input_tokens)
         if was_cut:
             with self._lock:

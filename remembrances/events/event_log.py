@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import InvalidInputError, NotFoundError, ReadOnlyError
 from ..records import Chunk
 from ..store import Prepared, SearchMode, Store
+from ..validation import check_unicode
 from .records import Event
 from .schema import EVENTS_MIGRATIONS
 from .times import from_micros, now_utc, parse_duration, to_micros, to_utc, window
@@ -46,21 +47,12 @@ class _Pending:
     chunk: Chunk
 
 
-def _check_unicode(value: str, what: str) -> None:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInputError(
-            f"{what} is not valid Unicode (lone surrogate at {exc.start}); decode it as UTF-8"
-        ) from exc
-
-
 def _subject(value: Any) -> str:
     if not isinstance(value, str):
         raise InvalidInputError(f"subject must be a string, not {type(value).__name__}")
     if len(value) > MAX_SUBJECT_CHARS:
         raise InvalidInputError(f"subject is longer than {MAX_SUBJECT_CHARS} characters")
-    _check_unicode(value, "subject")
+    check_unicode(value, "subject")
     return value.strip()
 
 
@@ -209,7 +201,7 @@ class EventLog:
                 f"{what} content is {len(content):,} characters; the limit is "
                 f"{MAX_CONTENT_CHARS:,} (store long documents in the knowledge base)"
             )
-        _check_unicode(content, f"{what} content")
+        check_unicode(content, f"{what} content")
         subject = _subject(item.get("subject") or "")
         at = item.get("at")
         occurred = recorded if at is None else to_utc(at, "at")

@@ -24,6 +24,7 @@ from ..chunking import FORMATS, HEADING_SEPARATOR, Chunker, Format, format_for
 from ..errors import InvalidInputError, NotFoundError, ReadOnlyError
 from ..records import Chunk
 from ..store import Prepared, SearchMode, Store, Where, content_hash
+from ..validation import check_text, check_unicode
 from .discovery import DEFAULT_MAX_BYTES
 from .records import AddReport, Document, IngestReport, KBHit
 from .schema import KB_MIGRATIONS
@@ -43,23 +44,7 @@ _DOC_COLUMNS = (
 
 
 def check_name(value: Any, what: str) -> str:
-    if not isinstance(value, str):
-        raise InvalidInputError(f"{what} must be a string, not {type(value).__name__}")
-    if not value.strip():
-        raise InvalidInputError(f"{what} is empty")
-    if len(value) > MAX_NAME_CHARS:
-        raise InvalidInputError(f"{what} is longer than {MAX_NAME_CHARS} characters")
-    _check_unicode(value, what)
-    return value
-
-
-def _check_unicode(value: str, what: str) -> None:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInputError(
-            f"{what} is not valid Unicode (lone surrogate at {exc.start}); decode it as UTF-8"
-        ) from exc
+    return check_text(value, what, limit=MAX_NAME_CHARS)
 
 
 def check_metadata(metadata: Any) -> tuple[dict[str, Any], str]:
@@ -216,7 +201,7 @@ class KnowledgeBase:
                 f"document {source!r} is {len(text):,} characters; the limit is "
                 f"{MAX_DOCUMENT_CHARS:,} (split it into several documents)"
             )
-        _check_unicode(text, f"document {source!r}")
+        check_unicode(text, f"document {source!r}")
         if title is not None:
             title = check_name(title, "title")
         if format is None:
