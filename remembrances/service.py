@@ -109,7 +109,7 @@ class RemembrancesService:
         self.close()
 
 
-def open(  # noqa: A001 - the library's front door, like sqlite_utils.Database
+def open(
     path: str | os.PathLike[str] | None = None,
     *,
     embedder: Embedder | str | None = None,
@@ -127,7 +127,9 @@ def open(  # noqa: A001 - the library's front door, like sqlite_utils.Database
         embedder = embeddings.create(_recorded(path))
     elif isinstance(embedder, str):
         embedder = embeddings.create(embedder)
-    return RemembrancesService(Store(path, embedder=embedder, read_only=read_only, reranker=reranker))
+    return RemembrancesService(
+        Store(path, embedder=embedder, read_only=read_only, reranker=reranker)
+    )
 
 
 def _recorded(path: Path) -> str | None:
