@@ -8,8 +8,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import apsw
+
 from . import embeddings
+from .connection import connect
 from .embeddings.base import Embedder
+from .errors import RemembrancesError
 from .integrity import CheckReport, check
 from .store import Reranker, Store
 
@@ -28,16 +32,24 @@ def default_path() -> Path:
 
 
 def recorded_embedder(path: str | os.PathLike[str]) -> str | None:
-    """The embedder spec an existing file was written with, without opening it for writing."""
+    """The embedder spec an existing file was written with (None for a new file).
+
+    Reads ``meta`` directly: the file may need a schema upgrade that only opening it
+    for writing performs, and its recorded model must be known before that.
+    """
     if not Path(path).exists():
         return None
-    store = Store(path, read_only=True)
     try:
-        return store.embedder_name
-    except Exception:
+        conn = connect(path, read_only=True)
+    except RemembrancesError:
         return None
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+    except apsw.Error:
+        return None  # not a remembrances file yet (or not SQLite): Store says so
     finally:
-        store.close()
+        conn.close()
+    return None if row is None else str(row[0])
 
 
 class RemembrancesService:
@@ -124,16 +136,9 @@ def open(
     """
     path = Path(path) if path is not None else default_path()
     if embedder is None:
-        embedder = embeddings.create(_recorded(path))
+        embedder = embeddings.create(recorded_embedder(path))
     elif isinstance(embedder, str):
         embedder = embeddings.create(embedder)
     return RemembrancesService(
         Store(path, embedder=embedder, read_only=read_only, reranker=reranker)
     )
-
-
-def _recorded(path: Path) -> str | None:
-    try:
-        return recorded_embedder(path)
-    except Exception:
-        return None

@@ -48,3 +48,18 @@ def test_newer_file_is_refused_read_write_and_read_only(tmp_path: Path) -> None:
         Store(path, embedder=HashEmbedder(64))
     with pytest.raises(SchemaVersionError):
         Store(path, read_only=True)
+
+
+def test_open_without_embedder_uses_the_recorded_one_even_before_migrating(tmp_path: Path) -> None:
+    import remembrances
+
+    path = tmp_path / "old.db"
+    conn = connect(path)
+    conn.execute("BEGIN IMMEDIATE")
+    migrate(conn, "store", STORE_MIGRATIONS[:1])
+    conn.execute("INSERT INTO meta (key, value) VALUES ('embedder', 'hash:32'), ('dim', '32')")
+    conn.execute("COMMIT")
+    conn.close()
+    with remembrances.open(path) as memory:
+        assert memory.embedder is not None and memory.embedder.name == "hash:32"
+        assert memory.store.meta("schema:store") == str(len(STORE_MIGRATIONS))
