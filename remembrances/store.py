@@ -14,7 +14,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -354,9 +354,24 @@ class Store:
         """Blobs for ``{content_hash: text}``: cached ones, then newly embedded ones."""
         embedder = self._require_embedder()
         found = self._cached(embedder.name, list(texts))
-        missing = [h for h in texts if h not in found]
-        for start in range(0, len(missing), EMBED_BATCH):
-            batch = missing[start : start + EMBED_BATCH]
+        missing = {h: texts[h] for h in texts if h not in found}
+        found.update(self._embed_into_cache(embedder, missing))
+        return found, len(missing)
+
+    def _embed_into_cache(
+        self,
+        embedder: Embedder,
+        texts: Mapping[str, str],
+        *,
+        batch_size: int = EMBED_BATCH,
+        progress: Callable[[int], None] | None = None,
+        keep: bool = True,
+    ) -> dict[str, bytes]:
+        """Embed ``{content_hash: text}`` batch by batch, caching each batch at once."""
+        hashes = list(texts)
+        kept: dict[str, bytes] = {}
+        for start in range(0, len(hashes), batch_size):
+            batch = hashes[start : start + batch_size]
             matrix = as_matrix(
                 embedder.embed_documents([texts[h] for h in batch]),
                 count=len(batch),
@@ -371,8 +386,87 @@ class Store:
                         "VALUES (?, ?, ?)",
                         [(embedder.name, h, b) for h, b in blobs.items()],
                     )
-            found.update(blobs)
-        return found, len(missing)
+            if keep:
+                kept.update(blobs)
+            if progress is not None:
+                progress(len(batch))
+        return kept
+
+    # -- changing the model ------------------------------------------------------------
+
+    def embedded_texts(self) -> dict[str, str]:
+        """Every distinct embedded text, by content hash (the embedding cache's key)."""
+        with self.db.read() as conn:
+            rows = conn.execute(
+                "SELECT content_hash, coalesce(embed_text, text) FROM chunks GROUP BY content_hash"
+            ).fetchall()
+        return {str(h): str(t) for h, t in rows}
+
+    def cache_embeddings(
+        self,
+        embedder: Embedder,
+        texts: Mapping[str, str],
+        *,
+        batch_size: int = EMBED_BATCH,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Put vectors from ``embedder`` for ``texts`` in the cache; returns how many were new.
+
+        Resumable: texts already cached for that embedder are skipped. ``progress`` is
+        called with (texts done, texts in all), cached ones counting as done.
+        """
+        with self.db.read() as conn:
+            cached = {
+                str(r[0])
+                for r in conn.execute(
+                    "SELECT content_hash FROM embedding_cache WHERE embedder = ?", (embedder.name,)
+                )
+            }
+        missing = {h: t for h, t in texts.items() if h not in cached}
+        done = len(texts) - len(missing)
+
+        def step(count: int) -> None:
+            nonlocal done
+            done += count
+            if progress is not None:
+                progress(done, len(texts))
+
+        step(0)
+        self._embed_into_cache(embedder, missing, batch_size=batch_size, progress=step, keep=False)
+        return len(missing)
+
+    def switch_embedder(self, embedder: Embedder) -> None:
+        """Make ``embedder`` the file's model, with the vectors it left in the cache.
+
+        One transaction swaps every chunk's vector, rebuilds the vec0 table for the new
+        dimension and records the model. Chunks whose text is not cached for the new
+        model lose their vector and wait for a backfill. Other processes holding the
+        file open with the old model must reopen it.
+        """
+        with self.db.write() as conn:
+            # The vec0 table has the old dimension: drop it (and its triggers) before the
+            # vector updates would write new-size vectors into it.
+            for trigger in ("chunks_vec_insert", "chunks_vec_delete", "chunks_vec_update"):
+                conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+            conn.execute("DROP TABLE IF EXISTS chunks_vec")
+            conn.execute(
+                "UPDATE chunks SET embedding = (SELECT e.embedding FROM embedding_cache e "
+                "WHERE e.embedder = ? AND e.content_hash = chunks.content_hash)",
+                (embedder.name,),
+            )
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('embedder', ?), ('dim', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (embedder.name, str(embedder.dim)),
+            )
+            conn.execute(vec0_script(embedder.dim))
+            conn.execute(
+                "INSERT INTO chunks_vec (chunk_id, embedding, kind, collection) "
+                "SELECT id, embedding, kind, collection FROM chunks WHERE embedding IS NOT NULL"
+            )
+        self.embedder = embedder
+        with self._index_lock:
+            self._index = None  # the next search loads the new vectors
 
     def _cached(self, embedder: str, hashes: Sequence[str]) -> dict[str, bytes]:
         found: dict[str, bytes] = {}
