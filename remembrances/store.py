@@ -14,6 +14,7 @@ import math
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -52,6 +53,8 @@ MAX_METADATA_BYTES = 1_000_000
 MAX_LIMIT = 1000
 #: Texts per embedder call; each batch is cached as soon as it returns.
 EMBED_BATCH = 64
+#: Query vectors remembered (least recently used ones are dropped first).
+QUERY_CACHE_SIZE = 256
 #: vector_log entries kept; a reader further behind reloads its index.
 VECTOR_LOG_KEEP = 200_000
 
@@ -178,6 +181,8 @@ class Store:
         self.reranker = reranker
         self._index: VectorIndex | None = None
         self._index_lock = threading.Lock()
+        self._query_cache: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
+        self._query_cache_lock = threading.Lock()
         try:
             if self.db.read_only:
                 self._check_readable()
@@ -813,10 +818,7 @@ class Store:
 
         query_vector = None
         if mode != "text" and query.strip():
-            embedder = self._require_embedder()
-            query_vector = as_vector(
-                embedder.embed_query(query), dim=embedder.dim, who=f"embedder {embedder.name!r}"
-            )
+            query_vector = self._query_vector(query)
 
         with self.db.read() as conn:
             vector_hits: list[tuple[int, float]] = []
@@ -840,6 +842,26 @@ class Store:
         if rerank:
             results = self._rerank(query, results, limit, min_score)
         return results
+
+    def _query_vector(self, query: str) -> Vectors:
+        """The query's vector; recent ones are remembered, since an agent's turn
+        often searches several sources with the same words."""
+        embedder = self._require_embedder()
+        key = (embedder.name, query)
+        with self._query_cache_lock:
+            cached = self._query_cache.get(key)
+            if cached is not None:
+                self._query_cache.move_to_end(key)
+                return cached
+        vector = as_vector(
+            embedder.embed_query(query), dim=embedder.dim, who=f"embedder {embedder.name!r}"
+        )
+        vector.setflags(write=False)
+        with self._query_cache_lock:
+            self._query_cache[key] = vector
+            if len(self._query_cache) > QUERY_CACHE_SIZE:
+                self._query_cache.popitem(last=False)
+        return vector
 
     def _memory_leg(
         self,

@@ -452,3 +452,25 @@ def test_diacritics_and_stemming(store: Store) -> None:
     store.put_source("kb", "a", [Chunk("Le café est ouvert; running shoes are here")])
     assert store.search("cafe", mode="text")
     assert store.search("run", mode="text")
+
+
+class CountingQueries(HashEmbedder):
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.queries = 0
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.queries += 1
+        return super().embed_query(text)
+
+
+def test_repeated_queries_are_embedded_once(db_path: Path) -> None:
+    embedder = CountingQueries()
+    store = Store(db_path, embedder=embedder)
+    fill(store)
+    first = store.search("busy timeout", kind="kb")
+    again = store.search("busy timeout", collection="default", mode="vector")
+    assert embedder.queries == 1
+    assert [r.id for r in first[:1]] == [r.id for r in again[:1]]
+    store.search("another question")
+    assert embedder.queries == 2
