@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 
 SearchMode = Literal["hybrid", "vector", "text"]
 Engine = Literal["memory", "vec0"]
+Fuse = Literal["calibrated", "rrf"]
 
 MAX_CHUNK_CHARS = 1_000_000
 MAX_QUERY_CHARS = 100_000
@@ -762,6 +763,7 @@ class Store:
         engine: Engine = "memory",
         pool: int | None = None,
         exact: bool = True,
+        fuse: Fuse = "calibrated",
     ) -> list[SearchResult]:
         """Search by meaning (``vector``), words (``text``) or both fused (``hybrid``).
 
@@ -773,7 +775,9 @@ class Store:
         in-memory index (it needs no memory for vectors, but is slower).
         ``exact=False`` lets the in-memory engine pick candidates by sign bits and
         re-score them exactly: several times faster, recall@10 about 0.95+ (see
-        docs/performance.md); scores stay exact cosine.
+        docs/performance.md); scores stay exact cosine. ``fuse='rrf'`` fuses the hybrid
+        legs by reciprocal rank (k = 60) instead of the calibrated default (see
+        docs/search.md for why the default is not RRF).
         """
         if not isinstance(query, str):
             raise InvalidInputError(f"query must be a string, not {type(query).__name__}")
@@ -785,6 +789,8 @@ class Store:
             raise InvalidInputError(f"mode must be 'hybrid', 'vector' or 'text', not {mode!r}")
         if engine not in ("memory", "vec0"):
             raise InvalidInputError(f"engine must be 'memory' or 'vec0', not {engine!r}")
+        if fuse not in ("calibrated", "rrf"):
+            raise InvalidInputError(f"fuse must be 'calibrated' or 'rrf', not {fuse!r}")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             raise InvalidInputError(f"limit must be an integer from 1 to {MAX_LIMIT}")
         if not isinstance(min_score, int | float) or not 0.0 <= min_score <= 1.0:
@@ -832,7 +838,7 @@ class Store:
                     )
             if mode != "vector":
                 text_hits = self._text_leg(conn, query, pool, sql, params)
-            fused = self._fuse(mode, vector_hits, text_hits)
+            fused = self._fuse(mode, vector_hits, text_hits, fuse)
             fused = [f for f in fused if f.score >= min_score]
             if mmr is not None:
                 fused = self._mmr(conn, fused, mmr, limit)
@@ -952,7 +958,10 @@ class Store:
 
     @staticmethod
     def _fuse(
-        mode: SearchMode, vector_hits: list[tuple[int, float]], text_hits: list[tuple[int, float]]
+        mode: SearchMode,
+        vector_hits: list[tuple[int, float]],
+        text_hits: list[tuple[int, float]],
+        fuse: Fuse = "calibrated",
     ) -> list[fusion.Fused]:
         if mode == "vector":
             return [
@@ -964,6 +973,8 @@ class Store:
                 fusion.Fused(i, fusion.text_score(s), text_score=fusion.text_score(s), text_rank=r)
                 for r, (i, s) in enumerate(text_hits, start=1)
             ]
+        if fuse == "rrf":
+            return fusion.rrf(vector_hits, [(i, fusion.text_score(s)) for i, s in text_hits])
         return fusion.calibrated(vector_hits, text_hits)
 
     def _mmr(

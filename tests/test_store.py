@@ -281,6 +281,22 @@ def test_scores_are_normalised_and_legs_reported(store: Store) -> None:
     assert text[0].text_score == text[0].score and 0 < text[0].score < 1
 
 
+def test_rrf_fusion_on_request(store: Store) -> None:
+    fill(store)
+    hits = store.search("cats hunt tax deadline", limit=10, fuse="rrf")
+
+    def rrf(h: object) -> float:
+        ranks = (h.vector_rank, h.text_rank)  # type: ignore[attr-defined]
+        return sum(1 / (60 + r) for r in ranks if r is not None)
+
+    assert [round(rrf(h), 9) for h in hits] == sorted(
+        (round(rrf(h), 9) for h in hits), reverse=True
+    )
+    assert max(h.score for h in hits) <= 1.0
+    with pytest.raises(InvalidInputError):
+        store.search("cats", fuse="max")  # type: ignore[arg-type]
+
+
 def test_min_score_drops_weak_hits(store: Store) -> None:
     fill(store)
     everything = store.search("busy timeout", mode="vector", limit=10)
