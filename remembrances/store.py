@@ -32,6 +32,7 @@ from .errors import (
     EmbedderUnavailableError,
     InvalidInputError,
     NotFoundError,
+    ReadOnlyError,
     RemembrancesError,
     RerankerNotConfiguredError,
     SchemaVersionError,
@@ -233,6 +234,13 @@ class Store:
     def read_only(self) -> bool:
         """True when writes are refused (opened read-only, or the file is not writable)."""
         return self.db.read_only
+
+    def check_writable(self, action: str) -> None:
+        """Refuse up front (before any embedding) what a read-only file would refuse later."""
+        if self.db.read_only:
+            raise ReadOnlyError(
+                f"cannot {action}: {self.path!r} is read-only ({self.db.read_only_reason})"
+            )
 
     @property
     def embedder_name(self) -> str | None:

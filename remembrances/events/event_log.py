@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..errors import InvalidInputError, NotFoundError, ReadOnlyError
+from ..errors import InvalidInputError, NotFoundError
 from ..records import Chunk
 from ..store import Prepared, SearchMode, Store
 from ..validation import check_unicode
@@ -107,11 +107,7 @@ class EventLog:
         self._has_tables = store.meta("schema:events") is not None
 
     def _check_writable(self) -> None:
-        if self.store.db.read_only:
-            raise ReadOnlyError(
-                f"{self.store.path!r} was opened read-only; open it without read_only to "
-                "log or delete events"
-            )
+        self.store.check_writable("log or delete events")
 
     # -- writing -----------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..chunking import FORMATS, HEADING_SEPARATOR, Chunker, Format, format_for
-from ..errors import InvalidInputError, NotFoundError, ReadOnlyError
+from ..errors import InvalidInputError, NotFoundError
 from ..records import Chunk
 from ..store import Prepared, SearchMode, Store, Where, content_hash
 from ..validation import check_text, check_unicode
@@ -141,11 +141,7 @@ class KnowledgeBase:
         self._has_tables = store.meta("schema:kb") is not None
 
     def _check_writable(self) -> None:
-        if self.store.db.read_only:
-            raise ReadOnlyError(
-                f"{self.store.path!r} was opened read-only; open it without read_only to "
-                "change documents"
-            )
+        self.store.check_writable("change documents")
 
     # -- writing -----------------------------------------------------------------------
 
