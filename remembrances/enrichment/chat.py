@@ -70,7 +70,7 @@ class OpenAIChat:
                     import openai
                 except ImportError as exc:
                     raise ChatUnavailableError(
-                        "the OpenAI chat adapter needs the openai package: pip install openai"
+                        "the OpenAI chat adapter needs the openai SDK: pip install 'remembrances[openai]'"
                     ) from exc
                 key = self.api_key or os.environ.get("OPENAI_API_KEY")
                 if not key and self.base_url is None:
@@ -141,7 +141,7 @@ class GoogleChat:
                     from google.genai import types
                 except ImportError as exc:
                     raise ChatUnavailableError(
-                        "the Google chat adapter needs google-genai: pip install google-genai"
+                        "the Google chat adapter needs google-genai: pip install 'remembrances[google]'"
                     ) from exc
                 key = (
                     self.api_key
