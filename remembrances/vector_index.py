@@ -133,7 +133,9 @@ class VectorIndex:
     def sync(self, conn: Any) -> None:
         """Apply the changes committed since the last sync (call inside a read txn)."""
         last = conn.execute("SELECT coalesce(max(seq), 0) FROM vector_log").fetchone()[0]
-        if self.loaded and last == self.seq:
+        # A reader whose snapshot is older than the index has nothing to apply (the
+        # log only grows); going back would replay entries already applied.
+        if self.loaded and last <= self.seq:
             return
         pruned = conn.execute(
             "SELECT value FROM meta WHERE key = 'vector_log_pruned_through'"
