@@ -26,7 +26,7 @@ bench: $(STAMP)
 FUZZ_EXAMPLES ?= 100000
 soak: $(STAMP)
 	$(PY) -m pytest -m slow tests/reliability
-	REMEMBRANCES_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest tests/reliability/test_fuzz.py
+	REMEMBRANCES_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest --timeout=0 tests/reliability/test_fuzz.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -1103,6 +1103,8 @@ def _where_clause(key: Any, value: Any) -> tuple[str, list[Any]]:
         parts, params = [], []
         for op, operand in value.items():
             if op == "$in":
+                if not isinstance(operand, list | tuple | set | frozenset):
+                    raise InvalidInputError(f"$in for {key!r} takes a list of values")
                 clause, values = _where_clause(key, list(operand))
                 parts.append(clause)
                 params.extend(values)

@@ -206,6 +206,7 @@ def test_bad_vectors_are_refused(db_path: Path, vectors: object, message: str) -
         {"mmr": 2.0},
         {"where": {"k": [1, {"nested": True}]}},
         {"where": {"k": {"$regex": "x"}}},
+        {"where": {"k": {"$in": 0}}},
         {"where": {"": 1}},
         {"since": "yesterday-ish"},
         {"engine": "faiss"},
