@@ -2,6 +2,26 @@
 
 from __future__ import annotations
 
+#: Every language the indexer must parse (the issue's list, plus Markdown).
+EXPECTED_LANGUAGES = {
+    "python",
+    "javascript",
+    "typescript",
+    "tsx",
+    "go",
+    "rust",
+    "java",
+    "c",
+    "cpp",
+    "csharp",
+    "ruby",
+    "php",
+    "kotlin",
+    "swift",
+    "bash",
+    "markdown",
+}
+
 PYTHON = '''"""Upload helpers."""
 import time
 

@@ -11,6 +11,7 @@ from remembrances import Store
 from remembrances.code import CodeIndexer
 from remembrances.embeddings import HashEmbedder
 from tests.code.repo_builder import INDEXED, MAX_FILE_BYTES, write
+from tests.code.sample_sources import EXPECTED_LANGUAGES
 from tests.conftest import FlakyEmbedder
 
 
@@ -44,24 +45,7 @@ def test_discovery_honours_gitignore_excludes_and_limits(code: CodeIndexer, repo
     assert [s.name for s in code.find_symbol("still_found")] == ["still_found"]
     assert report.skipped_by_reason()["symlink loop"] == 1
     assert report.files_seen == len(INDEXED) + len(report.skipped)
-    assert set(stats.languages) == {
-        "python",
-        "javascript",
-        "typescript",
-        "tsx",
-        "go",
-        "rust",
-        "java",
-        "c",
-        "cpp",
-        "csharp",
-        "ruby",
-        "php",
-        "kotlin",
-        "swift",
-        "bash",
-        "markdown",
-    }
+    assert set(stats.languages) == EXPECTED_LANGUAGES
 
 
 def test_report_counts_and_timings(code: CodeIndexer, repo: Path, embedder: HashEmbedder) -> None:

@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from tests.code.sample_sources import EXPECTED_LANGUAGES
+
 ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = textwrap.dedent(
@@ -67,21 +69,4 @@ def test_all_grammars_parse_without_network() -> None:
     )
     assert result.returncode == 0, result.stderr
     languages = set(result.stdout.split())
-    assert languages == {
-        "python",
-        "javascript",
-        "typescript",
-        "tsx",
-        "go",
-        "rust",
-        "java",
-        "c",
-        "cpp",
-        "csharp",
-        "ruby",
-        "php",
-        "kotlin",
-        "swift",
-        "bash",
-        "markdown",
-    }
+    assert languages == EXPECTED_LANGUAGES
