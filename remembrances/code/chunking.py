@@ -75,6 +75,14 @@ def split_code(code: str, budget: int) -> list[tuple[str, int]]:
     return [(text, offset) for text, offset in parts if text.strip()]
 
 
+def _first_line(source: bytes, symbol: ExtractedSymbol, language: str) -> str:
+    """A symbol's first line (its signature, for a decorated Python definition)."""
+    line = source[symbol.start_byte : symbol.end_byte].split(b"\n", 1)[0].decode("utf-8", "replace")
+    if language == "python" and line.lstrip().startswith("@"):
+        line = symbol.signature
+    return line.rstrip()
+
+
 def _elided(
     source: bytes,
     start: int,
@@ -91,12 +99,7 @@ def _elided(
         gap = source[position : child.start_byte].decode("utf-8", "replace")
         own = own or bool(gap.strip())
         pieces.append(gap)
-        first_line = (
-            source[child.start_byte : child.end_byte].split(b"\n", 1)[0].decode("utf-8", "replace")
-        )
-        if language == "python" and first_line.lstrip().startswith("@"):
-            first_line = child.signature
-        pieces.append(first_line.rstrip() + ELISION)
+        pieces.append(_first_line(source, child, language) + ELISION)
         position = child.end_byte
     tail = source[position:end].decode("utf-8", "replace")
     own = own or bool(tail.strip())
@@ -125,6 +128,23 @@ def _header(path: str, language: str, kind: str, qualified: str, docstring: str,
     return "\n".join(lines)
 
 
+def embedded_code(code: str, docstring: str, context: Sequence[str]) -> str:
+    """What the embedding model reads: the code as a reader would see it.
+
+    The header is for the text index only; on CoSQA's dev split, embedding any
+    header line in front of the code lowered the vector leg's nDCG@10 by about
+    0.01 (benchmarks/results/quality.md). A comment that sits above the symbol
+    and the first lines of the enclosing definitions (``class Session:`` above
+    a method, a long function's own first line above its later parts) are kept:
+    they are code the model understands, and a method means little without them.
+    """
+    lines = [c + ELISION for c in context]
+    first_line = docstring.strip().split("\n", 1)[0][:80]
+    if first_line and first_line not in code:
+        lines.insert(0, docstring[:500])
+    return "\n".join([*lines, code]) if lines else code
+
+
 def _chunk(
     *,
     path: str,
@@ -135,9 +155,11 @@ def _chunk(
     code: str,
     docstring: str,
     metadata: dict[str, object],
+    context: Sequence[str] = (),
 ) -> Chunk:
     header = _header(path, language, kind, qualified, docstring, code)
     text = header + "\n" + code
+    embed = embedded_code(code, docstring, context)
     meta = {
         "path": path,
         "language": language,
@@ -147,7 +169,8 @@ def _chunk(
         "code_offset": len(header) + 1,
         **metadata,
     }
-    return Chunk(text=text, metadata=meta)
+    # a chunk with no code to read (a blank file) embeds its header instead
+    return Chunk(text=text, metadata=meta, embed_text=embed if embed.strip() else None)
 
 
 def file_chunks(
@@ -199,6 +222,12 @@ def file_chunks(
         code, _ = _elided(source, symbol.start_byte, symbol.end_byte, kids, language)
         pieces = split_code(code, budget)
         parent = by_index[symbol.parent].qualified_name if symbol.parent is not None else None
+        ancestors = []
+        up = symbol.parent
+        while up is not None:
+            ancestors.append(_first_line(source, by_index[up], language))
+            up = by_index[up].parent
+        ancestors.reverse()
         for part, (text, offset) in enumerate(pieces, start=1):
             if kids or len(pieces) == 1:
                 start_line, end_line = symbol.start_line, symbol.end_line
@@ -214,6 +243,8 @@ def file_chunks(
                     qualified=symbol.qualified_name,
                     code=text,
                     docstring=symbol.docstring,
+                    context=ancestors
+                    + ([_first_line(source, symbol, language)] if part > 1 else []),
                     metadata={
                         "symbol": symbol.index,
                         "parent": parent,

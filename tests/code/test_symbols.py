@@ -245,3 +245,42 @@ def test_camel_case_identifiers_are_split_into_the_indexed_text() -> None:
     )
     header = chunk.text[: chunk.metadata["code_offset"]]
     assert "get user name" in header
+
+
+def test_the_model_reads_code_with_its_enclosing_lines_not_the_header() -> None:
+    source = (
+        b"import os\n\n"
+        b"class Session:\n"
+        b"    @property\n"
+        b"    def user(self):\n"
+        b"        return os.getlogin()\n\n"
+        b"def helper():\n"
+        b"    return 1\n"
+    )
+    analysis = analyze_source("pkg/session.py", "python", source)
+    by_name = {c.metadata["qualified_name"]: c for c in analysis.chunks}
+    helper, method = by_name["helper"], by_name["Session.user"]
+    assert helper.embed_text == "def helper():\n    return 1"  # no path, no terms line
+    assert "pkg/session.py" in helper.text  # the text index still has the header
+    assert method.embed_text is not None
+    assert method.embed_text.startswith("class Session: …\n")
+    assert "return os.getlogin()" in method.embed_text
+
+
+def test_later_parts_of_a_long_symbol_are_embedded_under_its_first_line() -> None:
+    body = "".join(f"    value_{i} = compute_something({i})\n" for i in range(200))
+    source = f"def long_function(x):\n{body}    return 0\n"
+    analysis = analyze_source("l.py", "python", source.encode(), budget=1000)
+    parts = [c for c in analysis.chunks if c.metadata["qualified_name"] == "long_function"]
+    assert parts[0].embed_text is not None and parts[0].embed_text.startswith("def long_function")
+    for later in parts[1:]:
+        assert later.embed_text is not None
+        assert later.embed_text.startswith("def long_function(x): …\n    value_")
+
+
+def test_a_leading_comment_is_embedded_with_the_code() -> None:
+    source = b"// Adds two numbers.\nfunction add(a, b) {\n  return a + b;\n}\n"
+    analysis = analyze_source("m.js", "javascript", source)
+    chunk = next(c for c in analysis.chunks if c.metadata["qualified_name"] == "add")
+    assert chunk.embed_text is not None
+    assert chunk.embed_text.startswith("Adds two numbers.\nfunction add(a, b)")
