@@ -2,8 +2,9 @@
 
 Honours ``.gitignore`` at every level (deeper files override shallower ones, as
 in git), ``.git/info/exclude``, default excludes for vendored, build and cache
-directories, a size limit, and symlinks (followed, but a loop is detected by
-the real directory it points to, not by a depth limit). Binary files are
+directories, a size limit, and symlinks (followed while they stay inside the
+project, so a link cannot widen what is read; a loop is detected by the real
+directory it points to, not by a depth limit). Binary files are
 recognised later, when they are read for hashing, so unchanged files are read
 only once per run.
 """
@@ -111,6 +112,10 @@ def _ignored(rules: Sequence[_Rules], path: str, is_dir: bool) -> bool:
     return decision
 
 
+def _inside(root: str, path: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def _link_reason(root: Path, link: str) -> str:
     try:
         target = (root / link).resolve()
@@ -152,6 +157,7 @@ def discover(
         info = os.stat(root_path)
     except OSError:
         return found
+    real_root = os.path.realpath(root_path)
     seen_dirs.add((info.st_dev, info.st_ino))
     stack: list[tuple[str, list[_Rules]]] = [("", base_rules)]
     deferred: list[tuple[str, list[_Rules], tuple[int, int]]] = []
@@ -191,6 +197,9 @@ def discover(
             except OSError:
                 if entry.is_symlink():
                     found.skipped.append(SkippedFile(rel, "broken symlink"))
+                continue
+            if is_link and not _inside(real_root, os.path.realpath(entry.path)):
+                found.skipped.append(SkippedFile(rel, "symlink to a path outside the project"))
                 continue
             if stat.S_ISDIR(st.st_mode):
                 if default_excludes and entry.name in DEFAULT_EXCLUDED_DIRS:

@@ -47,10 +47,12 @@ class FoundFile:
 
 @dataclass
 class Discovery:
-    """Files to ingest, and every file git would not ignore (whatever its name)."""
+    """Files to ingest, every file git would not ignore (whatever its name), and
+    the files left out with their reasons."""
 
     files: list[FoundFile] = field(default_factory=list)
     visible: set[str] = field(default_factory=set)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 class _IgnoreRules:
@@ -108,6 +110,9 @@ def discover(
     if rules.ignored(root, is_dir=True):
         rules = _IgnoreRules()  # asked for by name: the repository's rules do not hide it
     found = Discovery()
+    real_root = os.path.realpath(root)
+    # os.walk does not follow directory symlinks; file symlinks are read only
+    # when they stay inside the folder (a link must not widen what is read)
     for dirpath, dirnames, filenames in os.walk(root):
         directory = Path(dirpath)
         rules.load(directory)
@@ -124,8 +129,12 @@ def discover(
                 continue
             found.visible.add(str(path))
             relative = path.relative_to(root).as_posix()
-            if wanted.match_file(relative):
-                found.files.append(FoundFile(path, relative))
+            if not wanted.match_file(relative):
+                continue
+            if path.is_symlink() and not under(os.path.realpath(path), [real_root]):
+                found.skipped.append((relative, "symlink to a file outside the ingested folder"))
+                continue
+            found.files.append(FoundFile(path, relative))
     return found
 
 

@@ -200,3 +200,22 @@ def test_parsing_in_worker_processes_matches_parsing_in_process(
     assert parallel.symbols == serial.symbols == 120
     [symbol] = store and CodeIndexer(store).find_symbol("Thing42.run_42", project="parallel")
     assert symbol.path == "pkg/mod_42.py" and symbol.start_line == 2
+
+
+def test_symlinks_out_of_the_project_are_not_followed(code: CodeIndexer, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    write(outside / "private.py", "def private_helper(): pass\n")
+    write(outside / "pkg" / "inner.py", "def inner_helper(): pass\n")
+    root = tmp_path / "project"
+    write(root / "src" / "app.py", "def app_main(): pass\n")
+    os.symlink(outside / "private.py", root / "linked.py")
+    os.symlink(outside / "pkg", root / "linked_pkg")
+    os.symlink(root / "src", root / "src_alias")  # inside: followed, once
+    report = code.index(root)
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert reasons["linked.py"] == "symlink to a path outside the project"
+    assert reasons["linked_pkg"] == "symlink to a path outside the project"
+    assert reasons["src_alias"] == "symlink to a directory already indexed"
+    assert code.find_symbol("private_helper") == []
+    assert code.find_symbol("inner_helper") == []
+    assert [s.path for s in code.find_symbol("app_main")] == ["src/app.py"]

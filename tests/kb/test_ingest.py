@@ -323,3 +323,22 @@ def test_hostile_markdown_is_ingested_not_fatal(kb: KnowledgeBase, tmp_path: Pat
     assert sorted(report.added) == ["giant-heading.md", "operators.md"]
     assert [s.path for s in report.skipped] == ["surrogate-escaped.md"]
     assert kb.search('NEAR( "unbalanced')[0].source.endswith("operators.md")
+
+
+def test_symlinks_are_read_only_when_they_stay_inside_the_folder(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    outside = tmp_path / "private"
+    write(outside / "secret.md", "the launch code is 0000")
+    write(outside / "dir" / "more.md", "more secrets")
+    root = tmp_path / "notes"
+    write(root / "real.md", "a real note")
+    (root / "alias.md").symlink_to(root / "real.md")
+    (root / "leak.md").symlink_to(outside / "secret.md")
+    (root / "leakdir").symlink_to(outside / "dir", target_is_directory=True)
+    report = kb.ingest(root)
+    assert sorted(report.added) == ["alias.md", "real.md"]
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert reasons == {"leak.md": "symlink to a file outside the ingested folder"}
+    assert kb.search("launch code", mode="text") == []
+    assert kb.search("more secrets", mode="text") == []
