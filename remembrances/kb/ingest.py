@@ -64,8 +64,12 @@ def ingest(
     metadata: Mapping[str, Any] | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     include_hidden: bool = False,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> IngestReport:
     """One incremental pass over a file or a directory tree; see the module docstring.
+
+    ``progress("files", done, total)`` is called as files are handled (embedding
+    happens in groups, so the count advances in steps while a group is embedded).
 
     A file named directly is ingested whatever its extension; in a directory only
     files matching ``patterns`` (gitignore-style globs; default: Markdown, text,
@@ -99,7 +103,9 @@ def ingest(
     known = _known_files(kb, collection)
     kept: set[str] = set()
     group: list[StagedDocument] = []
-    for item in files:
+    for done, item in enumerate(files):
+        if progress is not None:
+            progress("files", done, len(files))
         key = str(item.path)
         row = known.get(key)
         if row is not None and row["settings"] == settings and _same_stat(item.path, row):
@@ -135,6 +141,8 @@ def ingest(
             group = []
     if group:
         _flush(kb, group, report)
+    if progress is not None:
+        progress("files", len(files), len(files))
 
     for key, row in known.items():
         if key in kept or not under(key, [str(root)]):

@@ -15,7 +15,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -491,6 +491,7 @@ class KnowledgeBase:
         metadata: Mapping[str, Any] | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
         include_hidden: bool = False,
+        progress: Callable[[str, int, int], None] | None = None,
     ) -> IngestReport:
         """Bring a file or a directory tree into ``collection``; see :mod:`.ingest`."""
         from .ingest import ingest
@@ -503,6 +504,7 @@ class KnowledgeBase:
             metadata=metadata,
             max_bytes=max_bytes,
             include_hidden=include_hidden,
+            progress=progress,
         )
 
     def watch(

@@ -50,14 +50,31 @@ def test_no_progress_hook_without_a_terminal(tmp_path: Path) -> None:
     assert not Output(as_json=True, quiet=False).show_progress  # never under --json
 
 
+def test_kb_ingest_progress_counts_files(tmp_path: Path) -> None:
+    out, buffer = _terminal_output()
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(4):
+        (docs / f"n{i}.md").write_text(f"# Note {i}\n\nbody {i}\n")
+    with remembrances.open(tmp_path / "m.db", embedder="hash:64") as svc:
+        with progress_for(out, "ingesting", svc.kb.ingest) as hook:
+            assert "progress" in hook
+            report = svc.kb.ingest(docs, **hook)
+    assert len(report.added) == 4
+    shown = buffer.getvalue()
+    assert "ingesting: files" in shown
+    assert "4/4" in shown
+
+
 def test_a_function_without_a_progress_parameter_gets_an_indeterminate_bar(
     tmp_path: Path,
 ) -> None:
     out, buffer = _terminal_output()
-    with (
-        remembrances.open(tmp_path / "m.db", embedder="hash:64") as svc,
-        progress_for(out, "ingesting", svc.kb.ingest) as hook,
-    ):
+
+    def export(path: Path) -> None:  # takes no progress callback
+        path.write_text("done")
+
+    with progress_for(out, "exporting", export) as hook:
         assert hook == {}
-        svc.kb.ingest(_repo(tmp_path / "docs"))
-    assert "ingesting" in buffer.getvalue()
+        export(tmp_path / "out.txt")
+    assert "exporting" in buffer.getvalue()
