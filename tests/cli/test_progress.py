@@ -56,10 +56,12 @@ def test_kb_ingest_progress_counts_files(tmp_path: Path) -> None:
     docs.mkdir()
     for i in range(4):
         (docs / f"n{i}.md").write_text(f"# Note {i}\n\nbody {i}\n")
-    with remembrances.open(tmp_path / "m.db", embedder="hash:64") as svc:
-        with progress_for(out, "ingesting", svc.kb.ingest) as hook:
-            assert "progress" in hook
-            report = svc.kb.ingest(docs, **hook)
+    with (
+        remembrances.open(tmp_path / "m.db", embedder="hash:64") as svc,
+        progress_for(out, "ingesting", svc.kb.ingest) as hook,
+    ):
+        assert "progress" in hook
+        report = svc.kb.ingest(docs, **hook)
     assert len(report.added) == 4
     shown = buffer.getvalue()
     assert "ingesting: files" in shown

@@ -38,7 +38,9 @@ def _worker(path: str, worker: int, ops: int, repo: str, out: multiprocessing.Qu
                     events += 1
                 elif choice < 0.75:
                     module = Path(repo) / "mod.py"
-                    module.write_text(f"def handler_{op}():\n    '''Handle {op}.'''\n    return {op}\n")
+                    module.write_text(
+                        f"def handler_{op}():\n    '''Handle {op}.'''\n    return {op}\n"
+                    )
                     memory.code.index(repo, project=f"proj{worker}")
                 else:
                     memory.kb.search(f"version {op}", limit=3)
@@ -63,7 +65,9 @@ def run(tmp_path: Path, ops: int) -> None:
         repos.append(str(repo))
     ctx = multiprocessing.get_context("spawn")
     out = ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(path, w, ops, repos[w], out)) for w in range(PROCESSES)]
+    procs = [
+        ctx.Process(target=_worker, args=(path, w, ops, repos[w], out)) for w in range(PROCESSES)
+    ]
     for p in procs:
         p.start()
     results = [json.loads(out.get(timeout=1200)) for _ in procs]
