@@ -846,7 +846,7 @@ class Store:
                     )
             if mode != "vector":
                 text_hits = self._text_leg(conn, query, pool, sql, params)
-            fused = self._fuse(mode, vector_hits, text_hits, fuse)
+            fused = self._fuse(mode, vector_hits, text_hits, fuse, fusion.params_for(kind))
             fused = [f for f in fused if f.score >= min_score]
             if mmr is not None:
                 fused = self._mmr(conn, fused, mmr, limit)
@@ -970,6 +970,7 @@ class Store:
         vector_hits: list[tuple[int, float]],
         text_hits: list[tuple[int, float]],
         fuse: Fuse = "calibrated",
+        params: fusion.FusionParams = fusion.DEFAULT_PARAMS,
     ) -> list[fusion.Fused]:
         if mode == "vector":
             return [
@@ -983,7 +984,7 @@ class Store:
             ]
         if fuse == "rrf":
             return fusion.rrf(vector_hits, [(i, fusion.text_score(s)) for i, s in text_hits])
-        return fusion.calibrated(vector_hits, text_hits)
+        return fusion.calibrated(vector_hits, text_hits, params=params)
 
     def _mmr(
         self, conn: Connection, fused: list[fusion.Fused], lambda_: float, limit: int

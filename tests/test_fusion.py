@@ -22,6 +22,19 @@ def test_rrf_top_of_both_legs_scores_one() -> None:
     assert all(0.0 <= f.score <= 1.0 for f in fused)
 
 
+def test_each_kind_has_its_fitted_settings_and_mixed_searches_the_default() -> None:
+    assert fusion.params_for("code") == fusion.KIND_PARAMS["code"]
+    assert fusion.params_for(["kb"]) == fusion.KIND_PARAMS["kb"]
+    assert fusion.params_for("my-own-kind") == fusion.DEFAULT_PARAMS
+    assert fusion.params_for(["kb", "code"]) == fusion.DEFAULT_PARAMS
+    assert fusion.params_for(None) == fusion.DEFAULT_PARAMS
+    # code trusts a flat text leg less than prose does
+    flat = [12.0, 11.0, 10.5, 10.0, 9.5, 9.0, 8.5, 8.0, 7.5, 7.0]
+    code = fusion.text_weight(flat, fusion.params_for("code"))
+    kb = fusion.text_weight(flat, fusion.params_for("kb"))
+    assert code < kb
+
+
 def test_calibrated_empty_legs() -> None:
     assert fusion.calibrated([], []) == []
 

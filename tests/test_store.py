@@ -320,6 +320,22 @@ def test_hybrid_order_is_the_fusion_of_both_legs(store: Store) -> None:
     assert [h.id for h in hits] == [f.id for f in expected][: len(hits)]
 
 
+def test_a_search_of_one_kind_fuses_with_that_kinds_settings(store: Store) -> None:
+    fill(store)  # every chunk is kind "kb"
+    query = "cats hunt tax deadline"
+    hits = store.search(query, limit=10, pool=50, kind="kb")
+    vector = [(h.id, h.score) for h in store.search(query, mode="vector", limit=50)]
+    text = [
+        (h.id, fusion.BM25_HALF * h.score / (1 - h.score))
+        for h in store.search(query, mode="text", limit=50)
+    ]
+    kb = fusion.calibrated(vector, text, params=fusion.params_for("kb"))  # type: ignore[arg-type]
+    assert [h.id for h in hits] == [f.id for f in kb][: len(hits)]
+    assert [round(h.score, 9) for h in hits] == [round(f.score, 9) for f in kb][: len(hits)]
+    default = fusion.calibrated(vector, text)  # type: ignore[arg-type]
+    assert [round(f.score, 9) for f in default] != [round(f.score, 9) for f in kb]
+
+
 def test_filters_apply_inside_the_search(store: Store) -> None:
     # 30 strongly matching chunks in one collection, 3 weak ones in another:
     # filtering after a top-k would return nothing for the weak collection.
