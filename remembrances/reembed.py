@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .embeddings.base import Embedder
-from .store import EMBED_BATCH, Store
+from .store import Store
 
 #: ``progress(done, total)`` after each batch of texts is embedded.
 Progress = Callable[[int, int], None]
@@ -50,7 +50,7 @@ def reembed(
     path: str | os.PathLike[str],
     embedder: Embedder,
     *,
-    batch_size: int = EMBED_BATCH,
+    batch_size: int | None = None,
     progress: Progress | None = None,
 ) -> ReembedReport:
     """Re-embed every chunk of the file at ``path`` with ``embedder`` and switch to it."""

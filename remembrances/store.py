@@ -53,7 +53,8 @@ MAX_CHUNK_CHARS = 1_000_000
 MAX_QUERY_CHARS = 100_000
 MAX_METADATA_BYTES = 1_000_000
 MAX_LIMIT = 1000
-#: Texts per embedder call; each batch is cached as soon as it returns.
+#: Texts per embedder call, unless the embedder asks for another size (its
+#: ``call_size``); each batch is cached as soon as it returns.
 EMBED_BATCH = 64
 #: Query vectors remembered (least recently used ones are dropped first).
 QUERY_CACHE_SIZE = 256
@@ -159,6 +160,18 @@ def _scalar(value: Any, key: str) -> Any:
     raise InvalidInputError(
         f"filter value for {key!r} must be a string, number, boolean or None, "
         f"not {type(value).__name__}"
+    )
+
+
+def embed_call_size(embedder: Embedder) -> int:
+    """Texts per embedder call: the embedder's ``call_size`` when it has one.
+
+    A remote embedder sizes it to keep all its concurrent requests busy; one
+    call of EMBED_BATCH would leave a cloud provider with one request at a time.
+    """
+    size = getattr(embedder, "call_size", EMBED_BATCH)
+    return (
+        size if isinstance(size, int) and not isinstance(size, bool) and size >= 1 else EMBED_BATCH
     )
 
 
@@ -377,11 +390,12 @@ class Store:
         embedder: Embedder,
         texts: Mapping[str, str],
         *,
-        batch_size: int = EMBED_BATCH,
+        batch_size: int | None = None,
         progress: Callable[[int], None] | None = None,
         keep: bool = True,
     ) -> dict[str, bytes]:
         """Embed ``{content_hash: text}`` batch by batch, caching each batch at once."""
+        batch_size = batch_size or embed_call_size(embedder)
         hashes = list(texts)
         kept: dict[str, bytes] = {}
         for start in range(0, len(hashes), batch_size):
@@ -421,7 +435,7 @@ class Store:
         embedder: Embedder,
         texts: Mapping[str, str],
         *,
-        batch_size: int = EMBED_BATCH,
+        batch_size: int | None = None,
         progress: Callable[[int, int], None] | None = None,
     ) -> int:
         """Put vectors from ``embedder`` for ``texts`` in the cache; returns how many were new.

@@ -23,10 +23,15 @@ from .render import record
     default=None,
     help="The new embedder (required here or as the global --embedder).",
 )
-@click.option("--batch-size", type=click.IntRange(1, 4096), default=64, show_default=True)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(1, 4096),
+    default=None,
+    help="Texts per embedder call [default: what the embedder asks for; 64 for local ones].",
+)
 @json_option
 @pass_state
-def reembed(state: State, spec: str | None, batch_size: int) -> None:
+def reembed(state: State, spec: str | None, batch_size: int | None) -> None:
     """Re-embed everything with another model, then switch the file to it.
 
     New vectors are computed first (resumable; the file keeps working meanwhile)

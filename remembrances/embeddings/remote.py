@@ -28,6 +28,11 @@ Kind = Literal["document", "query"]
 #: Seconds one HTTP request may take before it counts as a (retryable) timeout.
 DEFAULT_TIMEOUT = 60.0
 PROBE_TEXT = "dimension probe"
+#: A call is split over the concurrent requests, but not into requests smaller than this.
+MIN_REQUEST_TEXTS = 16
+#: Texts per request counted in ``call_size``: a call stays small enough that an
+#: interrupted ingest loses little (each call's vectors are cached when it returns).
+MAX_CALL_REQUEST = 128
 
 
 def install_hint(extra: str) -> str:
@@ -137,11 +142,21 @@ class RemoteEmbedder:
     def dim(self, value: int) -> None:
         self._dim = value
 
+    @property
+    def call_size(self) -> int:
+        """Texts per ``embed_documents`` call that keep every request slot busy
+        (the Store batches by it)."""
+        return max(MIN_REQUEST_TEXTS, min(self.batch_size, MAX_CALL_REQUEST)) * self.concurrency
+
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         prepared = [self._prepare(t, i, self.prefixes.document) for i, t in enumerate(texts)]
         dim = self.dim
         out = np.zeros((len(prepared), dim), dtype=np.float32)
-        groups = batches(prepared, max_items=self.batch_size, max_tokens=self.max_batch_tokens)
+        # Spread a call over the request slots: 256 texts with concurrency 4 go as
+        # 4 requests of 64 at once, not one of 256.
+        slots = max(1, min(self.concurrency, len(prepared) // MIN_REQUEST_TEXTS))
+        per_request = max(1, min(self.batch_size, -(-len(prepared) // slots)))
+        groups = batches(prepared, max_items=per_request, max_tokens=self.max_batch_tokens)
 
         def run(group: list[int]) -> None:
             matrix = self._embed_batch([prepared[i] for i in group], "document", dim)

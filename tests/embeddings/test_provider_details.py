@@ -141,7 +141,12 @@ def test_voyage_batches_by_estimated_tokens(policy: RetryPolicy) -> None:
 def test_google_uses_task_types_and_batches_of_100(policy: RetryPolicy) -> None:
     with GoogleServer(8) as server:
         embedder = _create(
-            "google:text-embedding-004", policy, api_key=KEY, base_url=server.root, dim=8
+            "google:text-embedding-004",
+            policy,
+            api_key=KEY,
+            base_url=server.root,
+            dim=8,
+            concurrency=1,  # one request at a time: each as full as the API allows
         )
         embedder.embed_documents([f"doc {i}" for i in range(250)])
         embedder.embed_query("question")

@@ -59,6 +59,26 @@ def test_concurrency_is_bounded(case: Case, server: WireServer, make: Make) -> N
     assert server.max_in_flight <= 2
 
 
+def test_a_large_call_is_spread_over_the_request_slots(
+    case: Case, server: WireServer, make: Make
+) -> None:
+    server.delay = 0.05
+    embedder = make(batch_size=1000, concurrency=4)
+    texts = [f"text number {i}" for i in range(200)]
+    matrix = embedder.embed_documents(texts)
+    sizes = sorted(len(case.texts_of(server, i)) for i in range(len(server.embed_requests)))
+    assert sizes == [50, 50, 50, 50]
+    assert server.max_in_flight > 1
+    for row, text in zip(matrix, texts, strict=True):
+        np.testing.assert_allclose(row, unit(fake_vector(case.document(text), case.dim)), atol=1e-6)
+    # small calls are not cut into tiny requests
+    before = len(server.embed_requests)
+    embedder.embed_documents(texts[:20])
+    assert len(server.embed_requests) == before + 1
+    # what the Store hands it per call: a full request per slot (Google takes 100 at most)
+    assert embedder.call_size == min(embedder.batch_size, 128) * 4
+
+
 def test_rate_limit_then_success_honours_retry_after(
     case: Case, server: WireServer, make: Make, sleeps: Sleeps
 ) -> None:
