@@ -58,4 +58,10 @@ CODE_MIGRATIONS: tuple[str, ...] = (
     ) WITHOUT ROWID;
     CREATE INDEX code_names_file ON code_names (file_id);
     """,
+    # 2: chunks now embed the code itself rather than the text index's header
+    # (code/chunking.py); forgetting the files' hashes makes the next run re-chunk
+    # and re-embed every file, so one index does not mix the two kinds of vector.
+    """
+    UPDATE code_files SET content_hash = '', embedded = 0;
+    """,
 )

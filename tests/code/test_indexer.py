@@ -219,3 +219,25 @@ def test_symlinks_out_of_the_project_are_not_followed(code: CodeIndexer, tmp_pat
     assert code.find_symbol("private_helper") == []
     assert code.find_symbol("inner_helper") == []
     assert [s.path for s in code.find_symbol("app_main")] == ["src/app.py"]
+
+
+def test_an_index_from_before_the_embedding_change_is_rechunked_once(
+    store: Store, tmp_path: Path
+) -> None:
+    root = tmp_path / "proj"
+    write(root / "a.py", "def alpha():\n    return 1\n")
+    write(root / "b.py", "class Beta:\n    def run(self):\n        return 2\n")
+    assert CodeIndexer(store).index(root).files_indexed == 2
+    with store.db.write() as conn:  # as a file written by schema 1 would be
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema:code'")
+        conn.execute("UPDATE chunks SET embed_text = NULL WHERE kind = 'code'")
+    code = CodeIndexer(store)  # migration 2 runs here
+    report = code.index(root)
+    assert (report.files_indexed, report.files_unchanged) == (2, 0)
+    method = next(h for h in code.search("run", mode="text") if h.qualified_name == "Beta.run")
+    with store.db.read() as conn:
+        (embedded,) = conn.execute(
+            "SELECT embed_text FROM chunks WHERE id = ?", (method.chunk_id,)
+        ).fetchone()
+    assert embedded is not None and embedded.startswith("class Beta: …")
+    assert code.index(root).files_unchanged == 2  # and only once
