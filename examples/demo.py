@@ -155,7 +155,8 @@ def show_search(svc: remembrances.RemembrancesService, question: str) -> None:
     console.rule(f"[bold]search:[/] {question}")
     for n, hit in enumerate(svc.store.search(question, limit=4), start=1):
         where = hit.metadata.get("qualified_name") or hit.metadata.get("heading_path") or ""
-        text = " ".join(hit.text.split())
+        # a code chunk's text starts with a header for the text index; show the code
+        text = " ".join(hit.text[int(hit.metadata.get("code_offset", 0)) :].split())
         console.print(
             f"{n}. [cyan]{hit.score:.3f}[/] [magenta]{hit.kind}[/] [green]{hit.source}[/] {where}"
         )
