@@ -30,7 +30,7 @@ soak: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check remembrances
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
 clean:
