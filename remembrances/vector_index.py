@@ -334,8 +334,12 @@ class VectorIndex:
                 return self.ids[candidates[top]], scores[top]
         scores = self._scan(query)
         if mask is not None:
-            np.copyto(scores, -np.inf, where=~mask)
-        elif self.dead:
+            # select among the allowed rows only: argpartition slows down ~15x
+            # when most of its input is tied at -inf (a filter keeping a few %)
+            allowed = np.flatnonzero(mask[: self.n])
+            top = allowed[_best(scores[allowed], k)]
+            return self.ids[top], scores[top]
+        if self.dead:
             scores[self._dead()] = -np.inf
         top = _best(scores, k)
         return self.ids[top], scores[top]
