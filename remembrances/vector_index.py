@@ -319,13 +319,16 @@ class VectorIndex:
         scores returned are exact either way.
         """
         query = np.ascontiguousarray(query, dtype=np.float32)
+        if rows is None and mask is not None:
+            rows = np.flatnonzero(mask[: self.n])
         if rows is not None:
-            if len(rows) <= _GATHER_FRACTION * self.n:
+            if len(rows) <= _GATHER_FRACTION * self.n:  # few rows: score just those
                 scores = _scores_of(self.matrix[rows], query)
                 top = _best(scores, k)
                 return self.ids[rows[top]], scores[top]
-            mask = np.zeros(self.n, dtype=bool)
-            mask[rows] = True
+            if mask is None:
+                mask = np.zeros(self.n, dtype=bool)
+                mask[rows] = True
         if not exact:
             candidates = self._candidates(query, max(k * OVERSAMPLE, MIN_CANDIDATES), mask)
             if candidates is not None:
@@ -333,11 +336,10 @@ class VectorIndex:
                 top = _best(scores, k)
                 return self.ids[candidates[top]], scores[top]
         scores = self._scan(query)
-        if mask is not None:
+        if rows is not None:
             # select among the allowed rows only: argpartition slows down ~15x
             # when most of its input is tied at -inf (a filter keeping a few %)
-            allowed = np.flatnonzero(mask[: self.n])
-            top = allowed[_best(scores[allowed], k)]
+            top = rows[_best(scores[rows], k)]
             return self.ids[top], scores[top]
         if self.dead:
             scores[self._dead()] = -np.inf
