@@ -39,6 +39,9 @@ _BATCH = 8192  # rows decoded per bulk copy while loading
 #: A selective filter's rows are gathered and scored alone; a broad one is a
 #: masked full scan (a gather copies the rows, which costs more than reading them).
 _GATHER_FRACTION = 0.25
+#: Filtered rows in runs of consecutive positions (a kind or collection written in
+#: batches) are scored in place, run by run, when runs average this many rows.
+_MIN_RUN = 1024
 #: Approximate search re-scores this many candidates per result (at least
 #: ``MIN_CANDIDATES``); measured on MiniLM embeddings in benchmarks/bench_vector.py.
 OVERSAMPLE = 20
@@ -322,8 +325,11 @@ class VectorIndex:
         if rows is None and mask is not None:
             rows = np.flatnonzero(mask[: self.n])
         if rows is not None:
-            if len(rows) <= _GATHER_FRACTION * self.n:  # few rows: score just those
+            rows = np.unique(rows)  # sorted, each row once
+            scores = self._score_runs(rows, query)
+            if scores is None and len(rows) <= _GATHER_FRACTION * self.n:
                 scores = _scores_of(self.matrix[rows], query)
+            if scores is not None:
                 top = _best(scores, k)
                 return self.ids[rows[top]], scores[top]
             if mask is None:
@@ -345,6 +351,22 @@ class VectorIndex:
             scores[self._dead()] = -np.inf
         top = _best(scores, k)
         return self.ids[top], scores[top]
+
+    def _score_runs(self, rows: Rows, query: Vectors) -> Scores | None:
+        """Scores of sorted ``rows`` read in place run by run, or None when the rows
+        are too scattered for that (then a gather or a full scan is cheaper)."""
+        if len(rows) == 0:
+            return np.zeros(0, dtype=np.float32)
+        breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+        if (len(breaks) + 1) * _MIN_RUN > len(rows):
+            return None
+        out = np.empty(len(rows), dtype=np.float32)
+        starts = [0, *breaks.tolist()]
+        ends = [*breaks.tolist(), len(rows)]
+        for a, b in zip(starts, ends, strict=True):
+            first = int(rows[a])
+            _dot_rows(self.matrix[first : first + (b - a)], query, out[a:b])
+        return out
 
     def _scan(self, query: Vectors) -> Scores:
         """Every row's score, in a buffer reused between searches (no allocation)."""

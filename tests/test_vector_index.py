@@ -196,6 +196,30 @@ def test_filters_return_k_when_k_match(vstore: Store, table: TableEmbedder, exac
                 assert [d for d, _ in got] == brute_force(table, matching, q, 10)[0]
 
 
+@pytest.mark.parametrize("min_run", [1, 50, 10**9])
+def test_filtered_rows_score_the_same_in_runs_gathered_or_scanned(
+    vstore: Store, table: TableEmbedder, monkeypatch: pytest.MonkeyPatch, min_run: int
+) -> None:
+    # min_run 1: every filter is scored run by run in place; 50: runs of 100
+    # (collections alternate per source) are; 10**9: never, so gather or full scan.
+    monkeypatch.setattr(vector_index, "_MIN_RUN", min_run)
+    fill(vstore, range(3000))
+    vstore.delete_source("kb", "s300")  # a hole inside a run
+    for kw, matching in (
+        ({"collection": "odd"}, [i for i in range(3000) if (i // 100) % 2 and i // 100 != 3]),
+        ({"collection": "main"}, [i for i in range(3000) if not (i // 100) % 2]),
+        ({"since": 250.0, "until": 2600.0}, [i for i in range(250, 2601) if i // 100 != 3]),
+        ({"source": ["s0", "s0", "s2900"]}, list(range(100)) + list(range(2900, 3000))),
+    ):
+        for q in range(0, 40, 5):
+            got = search_docs(vstore, q, 25, **kw)
+            expected, cosines = brute_force(table, matching, q, 25)
+            assert [d for d, _ in got] == expected, kw
+            np.testing.assert_allclose(
+                [s for _, s in got], np.clip(cosines, 0, 1), rtol=0, atol=1e-5
+            )
+
+
 def test_approximate_recall_and_exact_scores(vstore: Store, table: TableEmbedder) -> None:
     fill(vstore, range(6000))
     hits = 0
