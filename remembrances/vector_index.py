@@ -322,10 +322,11 @@ class VectorIndex:
         scores returned are exact either way.
         """
         query = np.ascontiguousarray(query, dtype=np.float32)
-        if rows is None and mask is not None:
-            rows = np.flatnonzero(mask[: self.n])
         if rows is not None:
             rows = np.unique(rows)  # sorted, each row once
+        elif mask is not None:
+            rows = np.flatnonzero(mask[: self.n])  # sorted already
+        if rows is not None:
             scores = self._score_runs(rows, query)
             if scores is None and len(rows) <= _GATHER_FRACTION * self.n:
                 scores = _scores_of(self.matrix[rows], query)
