@@ -342,3 +342,18 @@ def test_symlinks_are_read_only_when_they_stay_inside_the_folder(
     assert reasons == {"leak.md": "symlink to a file outside the ingested folder"}
     assert kb.search("launch code", mode="text") == []
     assert kb.search("more secrets", mode="text") == []
+
+
+def test_a_file_replaced_by_a_link_out_of_the_folder_loses_its_document(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    root = tmp_path / "notes"
+    write(root / "plan.md", "the original plan")
+    write(tmp_path / "elsewhere.md", "somebody else's plan")
+    assert kb.ingest(root).added == ["plan.md"]
+    (root / "plan.md").unlink()
+    (root / "plan.md").symlink_to(tmp_path / "elsewhere.md")
+    report = kb.ingest(root)
+    assert report.removed == ["plan.md"]
+    assert [s.path for s in report.skipped] == ["plan.md"]
+    assert kb.count() == 0
