@@ -112,10 +112,6 @@ def _ignored(rules: Sequence[_Rules], path: str, is_dir: bool) -> bool:
     return decision
 
 
-def _inside(root: str, path: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
 def _link_reason(root: Path, link: str) -> str:
     try:
         target = (root / link).resolve()
@@ -157,7 +153,7 @@ def discover(
         info = os.stat(root_path)
     except OSError:
         return found
-    real_root = os.path.realpath(root_path)
+    real_root = Path(os.path.realpath(root_path))
     seen_dirs.add((info.st_dev, info.st_ino))
     stack: list[tuple[str, list[_Rules]]] = [("", base_rules)]
     deferred: list[tuple[str, list[_Rules], tuple[int, int]]] = []
@@ -198,7 +194,7 @@ def discover(
                 if entry.is_symlink():
                     found.skipped.append(SkippedFile(rel, "broken symlink"))
                 continue
-            if is_link and not _inside(real_root, os.path.realpath(entry.path)):
+            if is_link and not Path(os.path.realpath(entry.path)).is_relative_to(real_root):
                 found.skipped.append(SkippedFile(rel, "symlink to a path outside the project"))
                 continue
             if stat.S_ISDIR(st.st_mode):

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pathspec
 
+from .records import SkippedFile
+
 #: The formats people keep notes and docs in. Structured data (CSV, JSON) is left
 #: out: chunked as prose it retrieves badly; pass ``patterns`` to include it anyway.
 DEFAULT_PATTERNS: tuple[str, ...] = (
@@ -52,7 +54,7 @@ class Discovery:
 
     files: list[FoundFile] = field(default_factory=list)
     visible: set[str] = field(default_factory=set)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
 
 
 class _IgnoreRules:
@@ -110,7 +112,7 @@ def discover(
     if rules.ignored(root, is_dir=True):
         rules = _IgnoreRules()  # asked for by name: the repository's rules do not hide it
     found = Discovery()
-    real_root = os.path.realpath(root)
+    real_root = Path(os.path.realpath(root))
     # os.walk does not follow directory symlinks; file symlinks are read only
     # when they stay inside the folder (a link must not widen what is read)
     for dirpath, dirnames, filenames in os.walk(root):
@@ -131,8 +133,10 @@ def discover(
             relative = path.relative_to(root).as_posix()
             if not wanted.match_file(relative):
                 continue
-            if path.is_symlink() and not under(os.path.realpath(path), [real_root]):
-                found.skipped.append((relative, "symlink to a file outside the ingested folder"))
+            if path.is_symlink() and not Path(os.path.realpath(path)).is_relative_to(real_root):
+                found.skipped.append(
+                    SkippedFile(relative, "symlink to a file outside the ingested folder")
+                )
                 continue
             found.files.append(FoundFile(path, relative))
     return found

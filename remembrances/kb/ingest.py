@@ -93,7 +93,7 @@ def ingest(
     if root.is_dir():
         found = discover(root, patterns, include_hidden=include_hidden)
         files, visible = found.files, found.visible
-        report.skipped.extend(SkippedFile(path, reason) for path, reason in found.skipped)
+        report.skipped.extend(found.skipped)
     else:
         files, visible = [FoundFile(root, root.name)], {str(root)}
 
