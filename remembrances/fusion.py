@@ -95,9 +95,10 @@ DEFAULT_PARAMS = FusionParams()
 #: web-style queries rarely share words with the function, so text counts only
 #: when its best hit stands far above the rest. Events are prose too, but no
 #: benchmark measured them; they take the KB's setting.
+_PROSE = FusionParams(text_bias=-1.0, text_slope=2.0, peak_rank=20)
 KIND_PARAMS: dict[str, FusionParams] = {
-    "kb": FusionParams(text_bias=-1.0, text_slope=2.0, peak_rank=20),
-    "event": FusionParams(text_bias=-1.0, text_slope=2.0, peak_rank=20),
+    "kb": _PROSE,
+    "event": _PROSE,
     "code": FusionParams(text_bias=-4.0, text_slope=3.0, peak_rank=20),
 }
 

@@ -365,8 +365,12 @@ class VectorIndex:
         starts = [0, *breaks.tolist()]
         ends = [*breaks.tolist(), len(rows)]
         for a, b in zip(starts, ends, strict=True):
-            first = int(rows[a])
-            _dot_rows(self.matrix[first : first + (b - a)], query, out[a:b])
+            matrix, part = self.matrix[int(rows[a]) : int(rows[a]) + (b - a)], out[a:b]
+
+            def work(x: int, y: int, matrix: Vectors = matrix, part: Scores = part) -> None:
+                _dot_rows(matrix[x:y], query, part[x:y])
+
+            self._in_parts(b - a, work)  # a long run is split over the scan threads
         return out
 
     def _scan(self, query: Vectors) -> Scores:

@@ -203,6 +203,8 @@ def test_filtered_rows_score_the_same_in_runs_gathered_or_scanned(
     # min_run 1: every filter is scored run by run in place; 50: runs of 100
     # (collections alternate per source) are; 10**9: never, so gather or full scan.
     monkeypatch.setattr(vector_index, "_MIN_RUN", min_run)
+    monkeypatch.setattr(vector_index, "_ROWS_PER_THREAD", 97)  # long runs split over threads
+    monkeypatch.setattr(vector_index, "SCAN_THREADS", 3)
     fill(vstore, range(3000))
     vstore.delete_source("kb", "s300")  # a hole inside a run
     for kw, matching in (

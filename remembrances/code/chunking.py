@@ -115,13 +115,19 @@ def name_words(name: str) -> str:
     return " ".join(parts)
 
 
+def _leading_comment(docstring: str, code: str) -> str:
+    """The docstring when it is a comment above the symbol (outside its code), else ""."""
+    first_line = docstring.strip().split("\n", 1)[0][:80]
+    return docstring[:500] if first_line and first_line not in code else ""
+
+
 def _header(path: str, language: str, kind: str, qualified: str, docstring: str, code: str) -> str:
     lines = [f"{path} · {language} {kind} {qualified}"]
     if kind != "file":  # the name's words once more: a hit on the name outranks a mention
         lines.append(name_words(qualified.rsplit(".", 1)[-1]))
-    first_line = docstring.strip().split("\n", 1)[0][:80]
-    if first_line and first_line not in code:  # a leading comment, outside the symbol
-        lines.append(docstring[:500])
+    comment = _leading_comment(docstring, code)
+    if comment:
+        lines.append(comment)
     terms = split_words(qualified, path.rsplit("/", 1)[-1], code)
     if terms:
         lines.append("terms: " + " ".join(terms))
@@ -138,11 +144,10 @@ def embedded_code(code: str, docstring: str, context: Sequence[str]) -> str:
     a method, a long function's own first line above its later parts) are kept:
     they are code the model understands, and a method means little without them.
     """
-    lines = [c + ELISION for c in context]
-    first_line = docstring.strip().split("\n", 1)[0][:80]
-    if first_line and first_line not in code:
-        lines.insert(0, docstring[:500])
-    return "\n".join([*lines, code]) if lines else code
+    comment = _leading_comment(docstring, code)
+    lines = [comment] if comment else []
+    lines += [c + ELISION for c in context]
+    return "\n".join([*lines, code])
 
 
 def _chunk(

@@ -55,7 +55,7 @@ def test_ingest_resumes_after_a_500_storm(tmp_path: Path, sleeps: Sleeps) -> Non
 def test_an_ingest_keeps_the_providers_request_slots_busy(tmp_path: Path) -> None:
     chunks = [Chunk(f"note {i}: something else worth remembering") for i in range(256)]
     with OpenAIServer(16) as server:
-        server.delay = 0.05
+        server.delay = 0.2  # long enough for all four requests to overlap on a busy machine
         embedder = create(
             "openai:text-embedding-3-small@16",
             api_key=KEY,
