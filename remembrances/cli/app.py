@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Callable
 from functools import cached_property, update_wrapper
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -24,8 +25,11 @@ USER_ERRORS: tuple[type[BaseException], ...] = (RemembrancesError, OSError, Valu
 class State:
     """What the global options chose; the service is opened on first use."""
 
-    def __init__(self, db: Path, embedder: str | None, as_json: bool, debug: bool) -> None:
+    def __init__(
+        self, db: Path, embedder: str | None, as_json: bool, debug: bool, url: str | None = None
+    ) -> None:
         self.db = db
+        self.url = url
         self.embedder = embedder
         self.as_json = as_json
         self.debug = debug
@@ -37,6 +41,12 @@ class State:
 
     def service(self, *, create: bool = False) -> RemembrancesService:
         """The memory file, opened once. Reading commands refuse a file that does not exist."""
+        if self._service is None and self.url:
+            from ..http.client import RemoteMemory
+
+            # The client answers the same calls with the records the server sent.
+            remote = RemoteMemory(self.url, token=os.environ.get("REMEMBRANCES_TOKEN") or None)
+            self._service = cast(RemembrancesService, remote)
         if self._service is None:
             if not self.db.exists():
                 if not create:
@@ -124,12 +134,24 @@ def json_option(fn: F) -> F:
     help="Embedder spec: local (default), hash:64, openai:MODEL, voyage:MODEL, google:MODEL, "
     "ollama:MODEL [default: the one the file was written with, or $REMEMBRANCES_EMBEDDER].",
 )
+@click.option(
+    "--url",
+    envvar="REMEMBRANCES_URL",
+    default=None,
+    help="Send commands to a running `remembrances serve` instead of opening the file "
+    "[default: $REMEMBRANCES_URL; the token comes from $REMEMBRANCES_TOKEN].",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs on errors.")
 @click.version_option(package_name="remembrances")
 @click.pass_context
 def cli(
-    ctx: click.Context, db: Path | None, embedder: str | None, as_json: bool, debug: bool
+    ctx: click.Context,
+    db: Path | None,
+    embedder: str | None,
+    url: str | None,
+    as_json: bool,
+    debug: bool,
 ) -> None:
     """Memory for AI agents in one SQLite file: documents, events and code, searchable
     by meaning and by words."""
@@ -138,4 +160,16 @@ def cli(
         stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    ctx.obj = State(db or default_path(), embedder, as_json, debug)
+    if ctx.invoked_subcommand in SERVING:
+        url = None  # a server serves its own file, whatever the shell points at
+    elif url and ctx.invoked_subcommand in LOCAL_ONLY:
+        raise click.UsageError(
+            f"{ctx.invoked_subcommand} works on a local file; run it without --url "
+            "(unset REMEMBRANCES_URL)"
+        )
+    ctx.obj = State(db or default_path(), embedder, as_json, debug, url or None)
+
+
+#: Commands that serve the file themselves, and commands that only make sense on one.
+SERVING = frozenset({"serve", "serve-mcp"})
+LOCAL_ONLY = frozenset({"init", "reembed", "export", "import"})

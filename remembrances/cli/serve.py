@@ -1,7 +1,8 @@
-"""``serve-mcp``: the memory as an MCP server for agents."""
+"""``serve`` and ``serve-mcp``: the memory as an HTTP API and as an MCP server."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -36,4 +37,64 @@ def serve_mcp(state: State, roots: tuple[Path, ...], http: bool, port: int) -> N
         [str(r) for r in roots] or None,
         transport="streamable-http" if http else "stdio",
         port=port,
+    )
+
+
+@cli.command(
+    epilog="Examples:\n\n  remembrances --db ~/notes/memory.db serve --allow-root ~/code\n\n"
+    "  REMEMBRANCES_TOKEN=$(openssl rand -hex 32) remembrances serve --host 0.0.0.0",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", default=8766, show_default=True, help="Port to listen on.")
+@click.option(
+    "--token",
+    default=None,
+    help="Bearer token every request must send [default: $REMEMBRANCES_TOKEN]; "
+    "required unless the host is a loopback address.",
+)
+@click.option(
+    "--allow-root",
+    "roots",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A directory the ingest/index routes may read (repeatable) [default: the current directory].",
+)
+@click.option(
+    "--max-body-bytes",
+    type=click.IntRange(min=1),
+    default=16 * 1024 * 1024,
+    show_default=True,
+    help="Largest request body accepted (larger ones get 413).",
+)
+@pass_state
+def serve(
+    state: State,
+    host: str,
+    port: int,
+    token: str | None,
+    roots: tuple[Path, ...],
+    max_body_bytes: int,
+) -> None:
+    """Serve the HTTP API (JSON; OpenAPI at /docs and /openapi.json; /health) until Ctrl-C."""
+    from ..http.server import is_loopback
+    from ..http.server import serve as run
+
+    token = token or os.environ.get("REMEMBRANCES_TOKEN") or None
+    if not token and not is_loopback(host):
+        raise click.UsageError(
+            f"--host {host} is reachable from other machines: set a bearer token with "
+            "--token or REMEMBRANCES_TOKEN"
+        )
+    svc = state.service(create=True)
+    state.out.err.print(
+        f"serving {state.db} on http://{host}:{port} (OpenAPI at /docs; Ctrl-C to stop)",
+        markup=False,
+    )
+    run(
+        svc,
+        [str(r) for r in roots] or None,
+        host=host,
+        port=port,
+        token=token,
+        max_body_bytes=max_body_bytes,
     )

@@ -1,0 +1,295 @@
+"""The HTTP API: one route per public call, JSON in and out.
+
+Routes are thin: they check paths against the allow-list, call the service and
+encode its records the way the CLI's ``--json`` does. Errors never escape as
+tracebacks: a typed library error becomes its status code and one-line message.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated, Any
+
+from fastapi import APIRouter, FastAPI, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from ..errors import NotFoundError, RemembrancesError
+from ..mcp.roots import AllowedRoots
+from ..service import RemembrancesService
+from . import models as m
+from .encode import jsonable, record, records
+from .errors import body, one_line, status_for
+from .guard import Guard
+
+log = logging.getLogger(__name__)
+
+#: The default cap on a request body: a large document fits, a runaway upload does not.
+MAX_BODY_BYTES = 16 * 1024 * 1024
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": m.Error, "description": description}
+    for status, description in (
+        (400, "Invalid input (the message says what to change)"),
+        (401, "Missing or wrong bearer token"),
+        (404, "No such document, event, project or file"),
+        (413, "Request body too large"),
+        (422, "Request body does not match the schema"),
+        (503, "Storage busy or embedder unavailable"),
+    )
+}
+
+
+def _version() -> str:
+    try:
+        return version("remembrances")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
+def build_app(
+    svc: RemembrancesService,
+    roots: Sequence[str] | None = None,
+    *,
+    token: str | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
+) -> Guard:
+    """An ASGI app over ``svc``: routes that read files accept paths under ``roots`` only."""
+    allowed = AllowedRoots(roots)
+    api = FastAPI(
+        title="remembrances",
+        version=_version(),
+        description="Memory for AI agents in one SQLite file: a knowledge base, an event "
+        "log and a code index, searchable by meaning and by words. Errors are JSON "
+        '`{"error": "<ErrorClass>", "message": "<one line>"}`.',
+    )
+    v1 = APIRouter(prefix="/v1", responses=ERRORS)
+
+    @api.exception_handler(RemembrancesError)
+    @api.exception_handler(ValueError)
+    @api.exception_handler(OSError)
+    async def library_error(request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse(body(type(exc).__name__, one_line(exc)), status_code=status_for(exc))
+
+    @api.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        for error in exc.errors():
+            where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
+            problems.append(f"{where}: {error.get('msg', 'invalid')}")
+        message = "; ".join(problems) or "the request does not match the schema"
+        return JSONResponse(body("InvalidRequest", " ".join(message.split())), status_code=422)
+
+    @api.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        if exc.status_code == 404:
+            error, message = "NotFound", f"no route {request.method} {request.url.path}"
+            message += "; the routes are listed at /openapi.json"
+        elif exc.status_code == 405:
+            error, message = "MethodNotAllowed", f"{request.method} is not allowed here"
+        else:
+            error = "InvalidRequest"
+            message = f"{exc.detail} (send a UTF-8 JSON object)"
+        return JSONResponse(
+            body(error, one_line(ValueError(message))),
+            status_code=exc.status_code,
+            headers=exc.headers,
+        )
+
+    @api.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("%s %s failed", request.method, request.url.path)
+        message = f"internal error: {type(exc).__name__}: {one_line(exc)}"
+        return JSONResponse(body("InternalError", message), status_code=500)
+
+    @api.get("/health", response_model=m.Health, tags=["server"])
+    def health() -> dict[str, str]:
+        """Whether the server is up (no token needed)."""
+        return {"status": "ok", "version": _version()}
+
+    # -- everything -----------------------------------------------------------------
+
+    @v1.get("/stats", tags=["memory"])
+    def stats() -> Any:
+        """What the file holds: chunks per source, pending embeddings, embedder, size."""
+        return jsonable(svc.stats())
+
+    @v1.post("/check", tags=["memory"])
+    def check(req: m.CheckRequest) -> Any:
+        """Verify (and with ``repair``, rebuild) the full-text and vector indexes."""
+        return jsonable(svc.check(repair=req.repair).to_dict())
+
+    @v1.post("/search", tags=["memory"])
+    def search(req: m.SearchRequest) -> Any:
+        """Search documents, events and code at once, by meaning and words."""
+        hits = svc.store.search(
+            req.query,
+            mode=req.mode,
+            limit=req.limit,
+            kind=req.kinds or None,
+            collection=req.collections or None,
+            min_score=req.min_score,
+            since=req.since,
+            until=req.until,
+        )
+        return records(hits)
+
+    @v1.post("/enrich", response_model=m.EnrichResponse, tags=["memory"])
+    def enrich(req: m.EnrichRequest) -> Any:
+        """The memory that helps with a prompt, as one compact block (empty when none)."""
+        return {"prompt": req.prompt, "context": svc.enrich_context(req.prompt)}
+
+    # -- knowledge base ---------------------------------------------------------------
+
+    @v1.post("/kb/documents", tags=["kb"])
+    def kb_add(req: m.DocumentRequest) -> Any:
+        """Add a document, or replace the one with the same source."""
+        return record(
+            svc.kb.add(
+                req.text,
+                source=req.source,
+                title=req.title,
+                metadata=req.metadata,
+                collection=req.collection,
+            )
+        )
+
+    @v1.get("/kb/documents", tags=["kb"])
+    def kb_list(collection: str | None = None) -> Any:
+        """The stored documents (without their text)."""
+        return records(svc.kb.list(collection=collection))
+
+    @v1.get("/kb/document", tags=["kb"])
+    def kb_get(source: str, collection: str = "default") -> Any:
+        """One document with its text and metadata."""
+        return record(svc.kb.get(source, collection=collection))
+
+    @v1.delete("/kb/document", tags=["kb"])
+    def kb_delete(source: str, collection: str = "default") -> Any:
+        """Remove a document (404 if there is none)."""
+        if not svc.kb.delete(source, collection=collection):
+            raise NotFoundError(f"no document {source!r} in collection {collection!r}")
+        return {"source": source, "collection": collection, "deleted": True}
+
+    @v1.post("/kb/ingest", tags=["kb"])
+    def kb_ingest(req: m.IngestRequest) -> Any:
+        """Ingest a file or directory tree the server can read (inside its allowed roots)."""
+        target = allowed.check(req.path)
+        return record(svc.kb.ingest(target, collection=req.collection, patterns=req.patterns))
+
+    @v1.post("/kb/search", tags=["kb"])
+    def kb_search(req: m.KBSearchRequest) -> Any:
+        """Search documents by meaning and keywords."""
+        hits = svc.kb.search(
+            req.query,
+            limit=req.limit,
+            collection=req.collection,
+            min_score=req.min_score,
+            mode=req.mode,
+        )
+        return records(hits)
+
+    # -- events ---------------------------------------------------------------------
+
+    @v1.post("/events", tags=["events"])
+    def events_log(req: m.EventRequest) -> Any:
+        """Record an event (the same subject, content and time are stored once)."""
+        return record(
+            svc.events.log(req.content, subject=req.subject, at=req.at, metadata=req.metadata)
+        )
+
+    @v1.get("/events", tags=["events"])
+    def events_list(
+        subject: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        last: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 10,
+    ) -> Any:
+        """Events, newest first, optionally within a subject and a time window."""
+        return records(
+            svc.events.list(subject=subject, since=since, until=until, last=last, limit=limit)
+        )
+
+    @v1.post("/events/search", tags=["events"])
+    def events_search(req: m.EventSearchRequest) -> Any:
+        """Search events by text and meaning within a time window."""
+        hits = svc.events.search(
+            req.query,
+            subject=req.subject,
+            since=req.since,
+            until=req.until,
+            last=req.last,
+            limit=req.limit,
+            recency=req.recency,
+        )
+        return records(hits)
+
+    @v1.delete("/events/{event_id}", tags=["events"])
+    def events_delete(event_id: Annotated[int, Path(ge=1)]) -> Any:
+        """Remove one event by id (404 if there is none)."""
+        if not svc.events.delete(event_id):
+            raise NotFoundError(f"no event with id {event_id}")
+        return {"deleted": 1}
+
+    @v1.post("/events/prune", tags=["events"])
+    def events_prune(req: m.PruneRequest) -> Any:
+        """Delete events that happened before a cut-off."""
+        return {"deleted": svc.events.prune(older_than=req.older_than)}
+
+    @v1.get("/events/subjects", tags=["events"])
+    def events_subjects() -> Any:
+        """Distinct subjects with their event counts."""
+        return jsonable(svc.events.subjects())
+
+    # -- code -------------------------------------------------------------------------
+
+    @v1.post("/code/index", tags=["code"])
+    def code_index(req: m.IndexRequest) -> Any:
+        """Index (or incrementally re-index) a repository inside the allowed roots."""
+        target = allowed.check(req.path)
+        return record(svc.code.index(target, project=req.project, languages=req.languages))
+
+    @v1.post("/code/search", tags=["code"])
+    def code_search(req: m.CodeSearchRequest) -> Any:
+        """Search code by plain words or identifiers."""
+        hits = svc.code.search(
+            req.query,
+            project=req.project,
+            limit=req.limit,
+            languages=req.languages,
+            kinds=req.kinds,
+            path=req.path,
+        )
+        return records(hits)
+
+    @v1.get("/code/symbols", tags=["code"])
+    def code_symbols(name: str, project: str | None = None, kind: str | None = None) -> Any:
+        """Symbols by name or qualified name (``Session.send``)."""
+        return records(svc.code.find_symbol(name, project=project, kind=kind))
+
+    @v1.get("/code/outline", tags=["code"])
+    def code_outline(file: str, project: str | None = None) -> Any:
+        """The nested symbols of one indexed file (a path relative to its project)."""
+        return records(svc.code.outline(file, project=project))
+
+    @v1.get("/code/references", tags=["code"])
+    def code_references(name: str, project: str | None = None) -> Any:
+        """Where an identifier occurs in indexed code."""
+        return records(svc.code.references(name, project=project))
+
+    @v1.get("/code/projects", tags=["code"])
+    def code_projects() -> Any:
+        """The indexed projects with their roots and counts."""
+        return records(svc.code.projects())
+
+    @v1.delete("/code/projects/{project}", tags=["code"])
+    def code_remove(project: str) -> Any:
+        """Remove a project with its files, symbols and chunks."""
+        return {"project": project, "files": svc.code.remove(project)}
+
+    api.include_router(v1)
+    return Guard(api, token=token, max_body_bytes=max_body_bytes)

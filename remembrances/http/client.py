@@ -1,0 +1,247 @@
+"""A thin client of the HTTP API with the service's shape, for the CLI's ``--url``.
+
+It answers the calls the CLI makes (``kb.search``, ``events.log``, ``stats`` ...)
+with the records the server sent, as plain dicts, and raises the library's typed
+errors again from the server's error answers. Only the standard library is
+imported: a hook pointed at a server should pay for nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import errors
+
+TIMEOUT_SECONDS = 600.0  # indexing a large repository is one request
+
+
+class RemoteError(errors.RemembrancesError):
+    """The server cannot be reached, or answered something that is not the API."""
+
+
+class Client:
+    """JSON over HTTP to one server; ``token`` is sent as a bearer token."""
+
+    def __init__(self, url: str, *, token: str | None = None) -> None:
+        parsed = urllib.parse.urlsplit(url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise errors.InvalidInputError(
+                f"{url!r} is not a server URL; give one like http://127.0.0.1:8766"
+            )
+        self.url = url.rstrip("/")
+        self.token = token
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: Mapping[str, Any] | None = None,
+        query: Mapping[str, Any] | None = None,
+    ) -> Any:
+        url = self.url + path
+        params = {k: v for k, v in (query or {}).items() if v is not None}
+        if params:
+            url += "?" + urllib.parse.urlencode(params)
+        data = None if body is None else json.dumps(dict(body)).encode()
+        request = urllib.request.Request(url, data=data, method=method)
+        request.add_header("Accept", "application/json")
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        if self.token:
+            request.add_header("Authorization", f"Bearer {self.token}")
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            raise _typed(exc) from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise RemoteError(
+                f"cannot reach the server at {self.url} ({reason}); start it with "
+                "`remembrances serve` or unset REMEMBRANCES_URL / --url"
+            ) from None
+        except ValueError as exc:
+            raise RemoteError(f"{self.url} answered something that is not JSON: {exc}") from None
+
+
+def _typed(exc: urllib.error.HTTPError) -> errors.RemembrancesError:
+    """The library error the server reported (its class by name), with its message."""
+    try:
+        answer = json.loads(exc.read())
+        name, message = str(answer["error"]), str(answer["message"])
+    except (ValueError, KeyError, TypeError, OSError):
+        return RemoteError(f"the server answered HTTP {exc.code} {exc.reason}")
+    kind = getattr(errors, name, None)
+    if isinstance(kind, type) and issubclass(kind, errors.RemembrancesError):
+        return kind(message)
+    if exc.code == 404:
+        return errors.NotFoundError(message)
+    if exc.code in (400, 413, 422):
+        return errors.InvalidInputError(message)
+    return RemoteError(message)
+
+
+def _absolute(path: str | Path) -> str:
+    """The server may run elsewhere in the tree: send paths it can resolve."""
+    return str(Path(path).expanduser().resolve())
+
+
+class _KB:
+    def __init__(self, client: Client) -> None:
+        self._c = client
+
+    def add(self, text: str, *, source: str, title: str | None = None,
+            metadata: Mapping[str, Any] | None = None, collection: str = "default") -> Any:  # fmt: skip
+        body = {"text": text, "source": source, "title": title, "collection": collection}
+        return self._c.call("POST", "/v1/kb/documents", {**body, "metadata": metadata})
+
+    def ingest(self, path: str | Path, *, collection: str = "default",
+               patterns: Sequence[str] | None = None) -> Any:  # fmt: skip
+        body = {"path": _absolute(path), "collection": collection, "patterns": patterns}
+        return self._c.call("POST", "/v1/kb/ingest", body)
+
+    def search(self, query: str, *, limit: int = 5, collection: str | None = None,
+               min_score: float | None = None, mode: str = "hybrid") -> Any:  # fmt: skip
+        body = {"query": query, "limit": limit, "collection": collection, "mode": mode}
+        return self._c.call("POST", "/v1/kb/search", {**body, "min_score": min_score})
+
+    def get(self, source: str, *, collection: str = "default") -> Any:
+        return self._c.call(
+            "GET", "/v1/kb/document", query={"source": source, "collection": collection}
+        )
+
+    def delete(self, source: str, *, collection: str = "default") -> bool:
+        try:
+            self._c.call(
+                "DELETE", "/v1/kb/document", query={"source": source, "collection": collection}
+            )
+        except errors.NotFoundError:
+            return False
+        return True
+
+    def list(self, *, collection: str | None = None) -> Any:
+        return self._c.call("GET", "/v1/kb/documents", query={"collection": collection})
+
+    def watch(self, *args: Any, **kwargs: Any) -> Any:
+        raise errors.InvalidInputError(_LOCAL_ONLY.format(what="watch"))
+
+
+class _Events:
+    def __init__(self, client: Client) -> None:
+        self._c = client
+
+    def log(self, content: str, *, subject: str = "", at: str | None = None,
+            metadata: Mapping[str, Any] | None = None) -> Any:  # fmt: skip
+        body = {"content": content, "subject": subject, "at": at, "metadata": metadata}
+        return self._c.call("POST", "/v1/events", body)
+
+    def search(self, query: str | None = None, **options: Any) -> Any:
+        return self._c.call("POST", "/v1/events/search", {"query": query, **options})
+
+    def list(self, **window: Any) -> Any:
+        return self._c.call("GET", "/v1/events", query=window)
+
+    def delete(self, event_id: int) -> bool:
+        try:
+            self._c.call("DELETE", f"/v1/events/{int(event_id)}")
+        except errors.NotFoundError:
+            return False
+        return True
+
+    def prune(self, *, older_than: str) -> int:
+        return int(self._c.call("POST", "/v1/events/prune", {"older_than": older_than})["deleted"])
+
+    def subjects(self) -> Any:
+        return self._c.call("GET", "/v1/events/subjects")
+
+
+class _Code:
+    def __init__(self, client: Client) -> None:
+        self._c = client
+
+    def index(self, path: str | Path, *, project: str | None = None,
+              languages: Sequence[str] | None = None) -> Any:  # fmt: skip
+        body = {"path": _absolute(path), "project": project, "languages": languages}
+        return self._c.call("POST", "/v1/code/index", body)
+
+    def search(self, query: str, **options: Any) -> Any:
+        return self._c.call("POST", "/v1/code/search", {"query": query, **options})
+
+    def find_symbol(self, name: str, *, project: str | None = None,
+                    kind: str | None = None) -> Any:  # fmt: skip
+        query = {"name": name, "project": project, "kind": kind}
+        return self._c.call("GET", "/v1/code/symbols", query=query)
+
+    def outline(self, file: str, *, project: str | None = None) -> Any:
+        return self._c.call("GET", "/v1/code/outline", query={"file": file, "project": project})
+
+    def references(self, name: str, *, project: str | None = None) -> Any:
+        return self._c.call("GET", "/v1/code/references", query={"name": name, "project": project})
+
+    def projects(self) -> Any:
+        return self._c.call("GET", "/v1/code/projects")
+
+    def remove(self, project: str) -> int:
+        path = "/v1/code/projects/" + urllib.parse.quote(project, safe="")
+        return int(self._c.call("DELETE", path)["files"])
+
+    def watch(self, *args: Any, **kwargs: Any) -> Any:
+        raise errors.InvalidInputError(_LOCAL_ONLY.format(what="watch"))
+
+
+class _Store:
+    def __init__(self, client: Client) -> None:
+        self._c = client
+
+    def search(self, query: str, *, kind: Sequence[str] | None = None,
+               collection: Sequence[str] | None = None, **options: Any) -> Any:  # fmt: skip
+        body = {"query": query, "kinds": kind, "collections": collection, **options}
+        return self._c.call("POST", "/v1/search", body)
+
+
+class RemoteCheckReport:
+    """What ``check`` returns, rebuilt from the server's answer."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self.data = dict(data)
+        self.problems: list[str] = list(data.get("problems") or [])
+        self.repaired: list[str] = list(data.get("repaired") or [])
+        self.ok = bool(data.get("ok"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.data
+
+
+_LOCAL_ONLY = "{what} runs next to the files; run it without --url / REMEMBRANCES_URL"
+
+
+class RemoteMemory:
+    """The calls of :class:`~remembrances.RemembrancesService` the CLI makes, over HTTP."""
+
+    def __init__(self, url: str, *, token: str | None = None) -> None:
+        self.client = Client(url, token=token)
+        self.kb = _KB(self.client)
+        self.events = _Events(self.client)
+        self.code = _Code(self.client)
+        self.store = _Store(self.client)
+
+    def enrich_context(self, prompt: str) -> str:
+        return str(self.client.call("POST", "/v1/enrich", {"prompt": prompt})["context"])
+
+    def stats(self) -> Any:
+        return self.client.call("GET", "/v1/stats")
+
+    def check(self, *, repair: bool = False) -> RemoteCheckReport:
+        return RemoteCheckReport(self.client.call("POST", "/v1/check", {"repair": repair}))
+
+    def health(self) -> Any:
+        return self.client.call("GET", "/health")
+
+    def close(self) -> None:
+        pass  # one connection per request: nothing held open

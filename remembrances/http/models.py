@@ -1,0 +1,108 @@
+"""Request bodies. Unknown fields are refused, so a misspelt option is an error, not ignored."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Mode = Literal["hybrid", "vector", "text"]
+Limit = Annotated[int, Field(ge=1, le=1000, description="Maximum number of results.")]
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Error(BaseModel):
+    """Every error answer: the library's error class and a one-line message."""
+
+    error: str = Field(examples=["NotFoundError"])
+    message: str = Field(examples=["no document 'notes/x.md' in collection 'default'"])
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    version: str
+
+
+class SearchRequest(Body):
+    query: str
+    limit: Limit = 10
+    mode: Mode = "hybrid"
+    kinds: list[str] | None = Field(None, description="Only these sources: kb, event, code.")
+    collections: list[str] | None = None
+    min_score: float = 0.0
+    since: str | None = Field(None, description="ISO time; only chunks at or after it.")
+    until: str | None = Field(None, description="ISO time; only chunks at or before it.")
+
+
+class EnrichRequest(Body):
+    prompt: str = Field(description="The user's request, as they wrote it.")
+
+
+class EnrichResponse(BaseModel):
+    prompt: str
+    context: str = Field(description="The memory that helps, as one block; empty when none.")
+
+
+class CheckRequest(Body):
+    repair: bool = False
+
+
+class DocumentRequest(Body):
+    text: str = Field(description="The document text (Markdown welcome).")
+    source: str = Field(description="A stable name; adding it again replaces the document.")
+    title: str | None = None
+    metadata: dict[str, Any] | None = None
+    collection: str = "default"
+
+
+class IngestRequest(Body):
+    path: str = Field(description="A file or directory inside the server's allowed roots.")
+    collection: str = "default"
+    patterns: list[str] | None = Field(None, description="Only files matching these globs.")
+
+
+class KBSearchRequest(Body):
+    query: str
+    limit: Limit = 5
+    collection: str | None = None
+    min_score: float | None = None
+    mode: Mode = "hybrid"
+
+
+class EventRequest(Body):
+    content: str = Field(description="What happened, in a sentence or a paragraph.")
+    subject: str = ""
+    at: str | None = Field(None, description="When it happened (ISO 8601); default now.")
+    metadata: dict[str, Any] | None = None
+
+
+class EventSearchRequest(Body):
+    query: str | None = Field(None, description="Words to look for; omit to list newest first.")
+    subject: str | None = None
+    since: str | None = None
+    until: str | None = None
+    last: str | None = Field(None, description="A window such as 30m, 12h, 7d, 4w.")
+    limit: Limit = 10
+    recency: str | None = Field(None, description="Favour recent events: a half-life like 3d.")
+
+
+class PruneRequest(Body):
+    older_than: str = Field(description="An age such as 90d or 12w, or an ISO time.")
+
+
+class IndexRequest(Body):
+    path: str = Field(description="A repository directory inside the server's allowed roots.")
+    project: str | None = Field(None, description="Project name; default the directory name.")
+    languages: list[str] | None = None
+
+
+class CodeSearchRequest(Body):
+    query: str
+    project: str | None = None
+    limit: Limit = 10
+    languages: list[str] | None = None
+    kinds: list[str] | None = None
+    path: str | None = Field(None, description="Only files under this relative path.")

@@ -1,0 +1,153 @@
+"""Every route over a real server and a real file: the same answers as the Python API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from .conftest import Server
+
+ROUTES = {
+    ("get", "/health"), ("get", "/v1/stats"), ("post", "/v1/check"), ("post", "/v1/search"),
+    ("post", "/v1/enrich"), ("post", "/v1/kb/documents"), ("get", "/v1/kb/documents"),
+    ("get", "/v1/kb/document"), ("delete", "/v1/kb/document"), ("post", "/v1/kb/ingest"),
+    ("post", "/v1/kb/search"), ("post", "/v1/events"), ("get", "/v1/events"),
+    ("post", "/v1/events/search"), ("delete", "/v1/events/{event_id}"),
+    ("post", "/v1/events/prune"), ("get", "/v1/events/subjects"), ("post", "/v1/code/index"),
+    ("post", "/v1/code/search"), ("get", "/v1/code/symbols"), ("get", "/v1/code/outline"),
+    ("get", "/v1/code/references"), ("get", "/v1/code/projects"),
+    ("delete", "/v1/code/projects/{project}"),
+}  # fmt: skip
+
+
+def ok(response: httpx.Response) -> object:
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_health_and_openapi_describe_every_route(http: httpx.Client) -> None:
+    assert ok(http.get("/health")) == {"status": "ok", "version": "0.1.0"}
+    spec = ok(http.get("/openapi.json"))
+    assert isinstance(spec, dict)
+    described = {(method, path) for path, item in spec["paths"].items() for method in item}
+    assert described == ROUTES
+    search = spec["paths"]["/v1/search"]["post"]
+    assert "404" in search["responses"] and "requestBody" in search
+
+
+def test_knowledge_base_round_trip(http: httpx.Client) -> None:
+    added = ok(
+        http.post(
+            "/v1/kb/documents",
+            json={
+                "text": "# Deploys\n\nThe VPN needs MFA before a deploy to production.",
+                "source": "it/vpn",
+                "title": "VPN",
+                "metadata": {"team": "ops"},
+            },
+        )
+    )
+    assert added["source"] == "it/vpn" and added["status"] == "added"
+    hits = ok(http.post("/v1/kb/search", json={"query": "VPN MFA", "limit": 3}))
+    assert isinstance(hits, list) and hits[0]["source"] == "it/vpn"
+    assert "embedding" not in hits[0]
+    doc = ok(http.get("/v1/kb/document", params={"source": "it/vpn"}))
+    assert isinstance(doc, dict)
+    assert doc["title"] == "VPN" and "MFA" in doc["text"] and doc["metadata"]["team"] == "ops"
+    listed = ok(http.get("/v1/kb/documents"))
+    assert [d["source"] for d in listed] == ["it/vpn"]  # type: ignore[union-attr]
+    assert ok(http.delete("/v1/kb/document", params={"source": "it/vpn"}))["deleted"] is True  # type: ignore[index]
+    gone = http.get("/v1/kb/document", params={"source": "it/vpn"})
+    assert gone.status_code == 404 and gone.json()["error"] == "NotFoundError"
+    again = http.delete("/v1/kb/document", params={"source": "it/vpn"})
+    assert again.status_code == 404
+
+
+def test_events_round_trip(http: httpx.Client) -> None:
+    logged = ok(
+        http.post(
+            "/v1/events",
+            json={"content": "Alice fixed the upload retry bug", "subject": "uploads",
+                  "at": "2026-11-20T15:00:00+00:00"},
+        )
+    )  # fmt: skip
+    assert isinstance(logged, dict) and logged["subject"] == "uploads"
+    ok(http.post("/v1/events", json={"content": "Old outage", "at": "2020-01-01T00:00:00Z"}))
+    hits = ok(http.post("/v1/events/search", json={"query": "upload retry", "limit": 5}))
+    assert hits[0]["content"] == "Alice fixed the upload retry bug"  # type: ignore[index]
+    listed = ok(http.get("/v1/events", params={"subject": "uploads"}))
+    assert [e["content"] for e in listed] == ["Alice fixed the upload retry bug"]  # type: ignore[union-attr]
+    assert ok(http.get("/v1/events/subjects"))["uploads"] == 1  # type: ignore[index]
+    assert ok(http.post("/v1/events/prune", json={"older_than": "2021-01-01T00:00:00Z"})) == {
+        "deleted": 1
+    }
+    assert ok(http.delete(f"/v1/events/{logged['id']}")) == {"deleted": 1}
+    missing = http.delete(f"/v1/events/{logged['id']}")
+    assert missing.status_code == 404 and str(logged["id"]) in missing.json()["message"]
+
+
+def test_code_round_trip(server: Server, http: httpx.Client) -> None:
+    repo = server.root / "app"
+    repo.mkdir(exist_ok=True)
+    (repo / "upload.py").write_text(
+        "class Uploader:\n"
+        "    def upload_file(self, path):\n"
+        '        """Send one file, retrying on failure."""\n'
+        "        return retry(lambda: self.send(path))\n\n\n"
+        "def retry(fn):\n    return fn()\n",
+        encoding="utf-8",
+    )
+    report = ok(http.post("/v1/code/index", json={"path": str(repo), "project": "app"}))
+    assert isinstance(report, dict) and report["files_indexed"] == 1
+    hits = ok(http.post("/v1/code/search", json={"query": "upload file retry", "project": "app"}))
+    assert any("upload.py" in str(h) for h in hits)  # type: ignore[union-attr]
+    symbols = ok(http.get("/v1/code/symbols", params={"name": "Uploader.upload_file"}))
+    assert symbols[0]["qualified_name"] == "Uploader.upload_file"  # type: ignore[index]
+    outline = ok(http.get("/v1/code/outline", params={"file": "upload.py", "project": "app"}))
+    assert [s["name"] for s in outline] == ["Uploader", "retry"]  # type: ignore[union-attr]
+    assert outline[0]["children"][0]["name"] == "upload_file"  # type: ignore[index]
+    refs = ok(http.get("/v1/code/references", params={"name": "retry", "project": "app"}))
+    assert len(refs) >= 2  # type: ignore[arg-type]
+    assert [p["name"] for p in ok(http.get("/v1/code/projects"))] == ["app"]  # type: ignore[union-attr]
+    assert ok(http.delete("/v1/code/projects/app")) == {"project": "app", "files": 1}
+    assert ok(http.get("/v1/code/projects")) == []
+
+
+def test_search_enrich_stats_check(http: httpx.Client) -> None:
+    ok(http.post("/v1/kb/documents", json={"text": "Rotate the API key every 90 days.",
+                                           "source": "keys"}))  # fmt: skip
+    hits = ok(http.post("/v1/search", json={"query": "rotate API key", "kinds": ["kb"]}))
+    assert hits[0]["source"] == "keys" and hits[0]["kind"] == "kb"  # type: ignore[index]
+    enriched = ok(http.post("/v1/enrich", json={"prompt": "how often do we rotate the API key?"}))
+    assert isinstance(enriched, dict) and "90 days" in enriched["context"]
+    stats = ok(http.get("/v1/stats"))
+    assert isinstance(stats, dict) and stats["embedder"].startswith("hash")
+    report = ok(http.post("/v1/check", json={}))
+    assert isinstance(report, dict) and report["ok"] is True and report["chunks"] >= 1
+
+
+def test_ingest_reads_only_inside_the_allowed_roots(
+    server: Server, http: httpx.Client, tmp_path: Path
+) -> None:
+    notes = server.root / "notes"
+    notes.mkdir(exist_ok=True)
+    (notes / "a.md").write_text("# A\n\nInside the root.", encoding="utf-8")
+    report = ok(http.post("/v1/kb/ingest", json={"path": "notes", "collection": "notes"}))
+    assert len(report["added"]) == 1  # type: ignore[index]
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "key.md").write_text("the secret", encoding="utf-8")
+    (server.root / "link").symlink_to(secret)
+    for path in (str(secret), "notes/../../", "link", "/etc"):
+        refused = http.post("/v1/kb/ingest", json={"path": path})
+        assert refused.status_code == 400, (path, refused.text)
+        assert "outside the allowed roots" in refused.json()["message"]
+        refused = http.post("/v1/code/index", json={"path": path})
+        assert refused.status_code == 400, (path, refused.text)
+    missing = http.post("/v1/kb/ingest", json={"path": "nope"})
+    assert missing.status_code == 404
+    nul = http.post("/v1/kb/ingest", json={"path": "no\x00tes"})
+    assert nul.status_code == 400 and nul.json()["error"] == "InvalidInputError"
+    found = ok(http.post("/v1/search", json={"query": "secret"}))
+    assert all("secret" not in h["text"] for h in found)  # type: ignore[union-attr]

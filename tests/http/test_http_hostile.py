@@ -1,0 +1,129 @@
+"""Hostile requests: each gets a status code and a one-line typed message, and loses nothing."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .conftest import REPO, Server, ServerFactory, free_port, start_server, stop
+
+
+def refused(response: httpx.Response, status: int, error: str | None = None) -> str:
+    assert response.status_code == status, response.text
+    answer = response.json()
+    assert set(answer) == {"error", "message"}
+    assert "\n" not in answer["message"] and answer["message"].strip()
+    if error is not None:
+        assert answer["error"] == error, answer
+    return str(answer["message"])
+
+
+def test_bad_bodies_get_422_with_the_field_named(http: httpx.Client) -> None:
+    message = refused(http.post("/v1/search", json={"query": 1, "limt": 3}), 422, "InvalidRequest")
+    assert "query" in message and "limt" in message
+    refused(http.post("/v1/search", json={"query": "x", "limit": 0}), 422)
+    refused(http.post("/v1/search", json={"query": "x", "mode": "fuzzy"}), 422)
+    refused(http.post("/v1/search", content=b"{not json", headers={"content-type": "application/json"}), 422)  # fmt: skip
+    refused(http.post("/v1/search", content=b'{"query": "\xff\xfe"}', headers={"content-type": "application/json"}), 400, "InvalidRequest")  # fmt: skip
+    refused(http.get("/v1/nowhere"), 404, "NotFound")
+    refused(http.put("/v1/search"), 405, "MethodNotAllowed")
+    refused(http.post("/v1/kb/documents", content=b"\x00\x01binary"), 422)
+    refused(http.delete("/v1/events/0"), 422)
+    refused(http.delete("/v1/events/abc"), 422)
+    refused(http.get("/v1/kb/document"), 422)  # source missing
+
+
+def test_library_errors_keep_their_type(http: httpx.Client) -> None:
+    empty = http.post("/v1/kb/documents", json={"text": "", "source": "empty"})
+    refused(empty, 400, "InvalidInputError")
+    blank_source = http.post("/v1/kb/documents", json={"text": "x", "source": "  "})
+    refused(blank_source, 400, "InvalidInputError")
+    refused(http.post("/v1/events", json={"content": "x", "at": "not a time"}), 400, "InvalidInputError")  # fmt: skip
+    refused(http.post("/v1/events/search", json={"last": "forever"}), 400, "InvalidInputError")
+    refused(http.get("/v1/code/outline", params={"file": "nowhere.py"}), 404, "NotFoundError")
+    assert http.get("/v1/kb/documents").json() == []  # nothing half-written
+
+
+@pytest.mark.parametrize(
+    "query", ['"unbalanced', "NEAR(a b", "a OR AND NOT b", "col:value*", "💥 \u202e", "x" * 5000]
+)
+def test_search_operators_and_odd_text_are_plain_words(http: httpx.Client, query: str) -> None:
+    for path in ("/v1/search", "/v1/kb/search", "/v1/code/search", "/v1/events/search"):
+        response = http.post(path, json={"query": query})
+        assert response.status_code in (200, 400), response.text
+        if response.status_code == 400:
+            refused(response, 400, "InvalidInputError")
+    enriched = http.post("/v1/enrich", json={"prompt": query})
+    assert enriched.status_code == 200 and enriched.json()["prompt"] == query
+
+
+@pytest.fixture
+def small_server(serve: ServerFactory) -> Server:
+    return serve("--max-body-bytes", "2048")
+
+
+def test_request_size_is_capped_before_parsing(small_server: Server) -> None:
+    with small_server.client() as http:
+        big = {"text": "word " * 1000, "source": "big"}
+        refused(http.post("/v1/kb/documents", json=big), 413, "RequestTooLarge")
+
+        def chunks() -> Iterator[bytes]:  # no Content-Length: the cap still applies
+            yield b'{"text": "'
+            for _ in range(100):
+                yield b"y" * 100
+            yield b'", "source": "streamed"}'
+
+        streamed = http.post(
+            "/v1/kb/documents", content=chunks(), headers={"content-type": "application/json"}
+        )
+        refused(streamed, 413, "RequestTooLarge")
+        small = http.post("/v1/kb/documents", json={"text": "small enough", "source": "s"})
+        assert small.status_code == 200, small.text
+        assert [d["source"] for d in http.get("/v1/kb/documents").json()] == ["s"]
+
+
+def test_a_token_is_required_when_one_is_set(serve: ServerFactory) -> None:
+    server = serve("--token", "s3cret-token")
+    with server.client() as anonymous:
+        assert anonymous.get("/health").status_code == 200  # probes need no token
+        refused(anonymous.get("/v1/stats"), 401, "Unauthorized")
+        refused(anonymous.get("/openapi.json"), 401)
+    with server.client("wrong") as wrong:
+        refused(wrong.post("/v1/kb/documents", json={"text": "x", "source": "x"}), 401)
+    with server.client("s3cret-token") as right:
+        assert right.get("/v1/stats").status_code == 200
+        assert right.get("/v1/kb/documents").json() == []  # the refused write wrote nothing
+
+
+def test_binding_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    process = start_server(tmp_path / "m.db", root, "--host", "0.0.0.0", "--port", str(free_port()))
+    try:
+        _, err = process.communicate(timeout=60)
+    finally:
+        stop(process)
+    assert process.returncode == 2
+    assert b"--token" in err and b"REMEMBRANCES_TOKEN" in err
+    assert not (tmp_path / "m.db").exists()
+
+
+def test_binding_beyond_loopback_with_a_token_serves(serve: ServerFactory) -> None:
+    server = serve("--host", "0.0.0.0", env={"REMEMBRANCES_TOKEN": "from-env"})
+    with server.client() as anonymous:
+        refused(anonymous.get("/v1/stats"), 401)
+    with server.client("from-env") as right:
+        assert right.get("/v1/stats").status_code == 200
+
+
+def test_default_bind_is_loopback_only(server: Server) -> None:
+    listening = subprocess.run(
+        ["ss", "-ltnp"], capture_output=True, text=True, check=False, cwd=REPO
+    ).stdout
+    port = server.url.rsplit(":", 1)[1]
+    lines = [line for line in listening.splitlines() if f":{port} " in line]
+    assert lines and all(f"127.0.0.1:{port} " in line for line in lines), listening
