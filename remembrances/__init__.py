@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from .errors import (
+    ClosedError,
+    CorruptFileError,
     EmbedderMismatchError,
     EmbedderUnavailableError,
     EmbeddingError,
     InvalidInputError,
     InvalidVectorError,
+    NotAMemoryError,
     NotFoundError,
     ReadOnlyError,
     RemembrancesError,
@@ -22,11 +25,14 @@ from .store import Reranker, Store
 
 __all__ = [
     "Chunk",
+    "ClosedError",
+    "CorruptFileError",
     "EmbedderMismatchError",
     "EmbedderUnavailableError",
     "EmbeddingError",
     "InvalidInputError",
     "InvalidVectorError",
+    "NotAMemoryError",
     "NotFoundError",
     "ReadOnlyError",
     "RemembrancesError",

@@ -12,12 +12,19 @@ import threading
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import apsw
 import sqlite_vec
 
-from .errors import ReadOnlyError, RemembrancesError, StorageError
+from .errors import (
+    ClosedError,
+    CorruptFileError,
+    NotAMemoryError,
+    ReadOnlyError,
+    RemembrancesError,
+    StorageError,
+)
 
 #: An apsw connection, typed loosely: apsw types every value as the union of SQLite
 #: types, and our SQL knows what each column holds.
@@ -49,8 +56,42 @@ def connect(path: str | os.PathLike[str], *, read_only: bool = False) -> apsw.Co
     except apsw.CantOpenError as exc:
         raise RemembrancesError(f"cannot open the memory file {str(path)!r}: {exc}") from exc
     except apsw.NotADBError as exc:
-        raise RemembrancesError(f"{str(path)!r} is not a SQLite database: {exc}") from exc
+        raise NotAMemoryError(
+            f"{str(path)!r} is not a SQLite database, so not a remembrances memory; "
+            "point --db at a memory file (or a new path to create one)"
+        ) from exc
+    except apsw.Error as exc:
+        raise sqlite_error(exc, str(path)) from exc
     return conn
+
+
+FileKind = Literal["new", "empty", "memory", "other"]
+
+
+def file_kind(path: str | os.PathLike[str]) -> FileKind:
+    """What is at ``path``, looked at without writing a byte to it.
+
+    "new": nothing there; "empty": a 0-byte file or a SQLite file without tables;
+    "memory": a file whose ``meta`` table records a store schema; "other": a SQLite
+    file holding someone else's tables. Not SQLite at all raises NotAMemoryError.
+    """
+    path = Path(path)
+    if not path.exists():
+        return "new"
+    if path.is_file() and path.stat().st_size == 0:
+        return "empty"
+    conn = connect(path, read_only=True)
+    try:
+        with _mapped(str(path)):
+            names = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master")}
+            if not names:
+                return "empty"
+            if "meta" not in names:
+                return "other"
+            row = conn.execute("SELECT 1 FROM meta WHERE key = 'schema:store'").fetchone()
+            return "memory" if row is not None else "other"
+    finally:
+        conn.close()
 
 
 def _configure(conn: apsw.Connection) -> None:
@@ -74,17 +115,32 @@ def _configure(conn: apsw.Connection) -> None:
     conn.execute("PRAGMA temp_store=MEMORY")
 
 
-def _storage_error(exc: BaseException, path: str) -> BaseException:
-    """SQLite's write failures as typed errors a user can act on; others unchanged."""
+def sqlite_error(exc: apsw.Error, path: str) -> RemembrancesError:
+    """An apsw exception as the typed error a user can act on (none leaves the API)."""
     if isinstance(exc, apsw.FullError):
         return StorageError(f"the disk holding {path!r} is full; free space and retry ({exc})")
     if isinstance(exc, apsw.ReadOnlyError):
         return ReadOnlyError(f"{path!r} is not writable: {exc}")
     if isinstance(exc, apsw.IOError):
-        return StorageError(f"I/O error writing {path!r} (disk full or failing?): {exc}")
+        return StorageError(f"I/O error on {path!r} (disk full or failing?): {exc}")
     if isinstance(exc, apsw.BusyError):
         return StorageError(f"{path!r} is locked by another writer; try again ({exc})")
-    return exc
+    if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
+        return CorruptFileError(
+            f"{path!r} is damaged ({exc}); run `remembrances --db {path} check` to see what "
+            "can be saved"
+        )
+    if isinstance(exc, apsw.ConnectionClosedError):
+        return ClosedError(f"the memory {path!r} was closed; open it again to use it")
+    return StorageError(f"SQLite failed on {path!r}: {type(exc).__name__}: {exc}")
+
+
+@contextlib.contextmanager
+def _mapped(path: str) -> Iterator[None]:
+    try:
+        yield
+    except apsw.Error as exc:
+        raise sqlite_error(exc, path) from exc
 
 
 class Database:
@@ -114,17 +170,24 @@ class Database:
         self._local = threading.local()
         self._readers: list[apsw.Connection] = []
         self._readers_lock = threading.Lock()
+        self.closed = False
 
     def close(self) -> None:
         with self.lock, self._readers_lock:
+            self.closed = True
             for reader in self._readers:
                 reader.close()
             self._readers.clear()
             self.conn.close()
 
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ClosedError(f"the memory {self.path!r} was closed; open it again to use it")
+
     @contextlib.contextmanager
     def write(self) -> Iterator[Connection]:
         """A write transaction; nested calls on the same thread join the outer one."""
+        self._check_open()
         if self.read_only:
             raise ReadOnlyError(f"cannot write to {self.path!r}: {self.read_only_reason}")
         with self.lock:
@@ -144,17 +207,19 @@ class Database:
                     f"{self.path!r} stayed locked by another writer for "
                     f"{BUSY_TIMEOUT_MS // 1000} s; try again"
                 ) from exc
+            except apsw.Error as exc:
+                raise sqlite_error(exc, self.path) from exc
             self._owner, self._depth = threading.get_ident(), 1
             try:
                 yield self.conn
                 self.conn.execute("COMMIT")
             except BaseException as exc:
                 if not self.conn.get_autocommit():
-                    self.conn.execute("ROLLBACK")
-                mapped = _storage_error(exc, self.path)
-                if mapped is exc:
-                    raise
-                raise mapped from exc
+                    with contextlib.suppress(apsw.Error):  # a damaged file may refuse even this
+                        self.conn.execute("ROLLBACK")
+                if isinstance(exc, apsw.Error):
+                    raise sqlite_error(exc, self.path) from exc
+                raise
             finally:
                 self._owner, self._depth = None, 0
 
@@ -168,15 +233,18 @@ class Database:
         if self._owner == threading.get_ident():
             yield self.conn
             return
-        conn = self._reader()
-        if not conn.get_autocommit():  # a nested read on this thread
-            yield conn
-            return
-        conn.execute("BEGIN")
-        try:
-            yield conn
-        finally:
-            conn.execute("COMMIT")
+        self._check_open()
+        with _mapped(self.path):
+            conn = self._reader()
+            if not conn.get_autocommit():  # a nested read on this thread
+                yield conn
+                return
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                if not self.closed:
+                    conn.execute("COMMIT")
 
     def _reader(self) -> apsw.Connection:
         conn: apsw.Connection | None = getattr(self._local, "conn", None)

@@ -48,3 +48,15 @@ class NotFoundError(RemembrancesError, KeyError):
 
 class StorageError(RemembrancesError):
     """The file cannot be written: disk full, I/O error, or locked for too long."""
+
+
+class NotAMemoryError(RemembrancesError):
+    """The file exists but is not a remembrances memory (another program's, or empty)."""
+
+
+class CorruptFileError(StorageError):
+    """SQLite found damaged pages in the file; ``remembrances check`` says what can be saved."""
+
+
+class ClosedError(RemembrancesError):
+    """The memory (or the layer used) was closed; open it again to use it."""

@@ -9,12 +9,17 @@ copied mid-write or written by a buggy tool can. ``check`` says what disagrees;
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import apsw
 import numpy as np
 
-from .connection import Connection
+from .connection import Connection, connect
+from .errors import CorruptFileError, InvalidInputError, RemembrancesError
 from .schema import vec0_script
 from .store import Store
 
@@ -25,29 +30,52 @@ class CheckReport:
     vectors: int = 0
     problems: list[str] = field(default_factory=list)
     repaired: list[str] = field(default_factory=list)
+    #: SQLite found damaged pages: nothing can be repaired in place, only saved.
+    damaged: bool = False
+    #: For a damaged file: rows still readable per table ("what can be saved").
+    readable: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
+        if self.damaged:
+            return False
         return not self.problems or len(self.repaired) == len(self.problems)
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        data: dict[str, object] = {
             "ok": self.ok,
             "chunks": self.chunks,
             "vectors": self.vectors,
             "problems": self.problems,
             "repaired": self.repaired,
+            "damaged": self.damaged,
         }
+        if self.damaged:
+            data["readable"] = self.readable
+        return data
 
 
 def check(store: Store, *, repair: bool = False) -> CheckReport:
-    """Verify chunk ↔ FTS ↔ vec0 ↔ blob consistency and the model record."""
+    """Verify chunk ↔ FTS ↔ vec0 ↔ blob consistency and the model record.
+
+    A file with damaged pages is diagnosed instead (see :func:`diagnose`): its
+    indexes cannot be trusted or rebuilt in place.
+    """
+    try:
+        return _check(store, repair)
+    except CorruptFileError:
+        return diagnose(store.path)
+
+
+def _check(store: Store, repair: bool) -> CheckReport:
     report = CheckReport()
+    with store.snapshot() as conn:
+        if _quick_check(conn):
+            return diagnose(store.path)
     # FTS5's integrity-check command is a write statement: run it on the writer
     # (a reader connection that ran it was seen to keep a stale FTS5 structure).
     context = store.snapshot() if store.read_only and not repair else store.transaction()
     with context as conn:
-        _check_sqlite(conn, report)
         dim = conn.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()
         embedder = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
         report.chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
@@ -64,10 +92,13 @@ def check(store: Store, *, repair: bool = False) -> CheckReport:
     return report
 
 
-def _check_sqlite(conn: Connection, report: CheckReport) -> None:
-    result = conn.execute("PRAGMA quick_check").fetchall()
-    if result != [("ok",)]:
-        report.problems.append("sqlite quick_check: " + "; ".join(str(r[0]) for r in result[:5]))
+def _quick_check(conn: Connection) -> list[str]:
+    """SQLite's own page and b-tree check; [] when the file is sound."""
+    try:
+        result = [str(r[0]) for r in conn.execute("PRAGMA quick_check(20)")]
+    except apsw.Error as exc:
+        return [str(exc)]
+    return [] if result == ["ok"] else result
 
 
 _TRIGGERS = (
@@ -163,3 +194,265 @@ def _refill_vec0(conn: Connection) -> None:
         "SELECT id, embedding, kind, collection FROM chunks WHERE embedding IS NOT NULL "
         "AND length(embedding) = (SELECT CAST(value AS INTEGER) * 4 FROM meta WHERE key = 'dim')"
     )
+
+
+# -- damaged files: what can be saved, and saving it ---------------------------------------
+
+#: Tables copied to a recovered file, in an order that satisfies their foreign keys.
+#: The full-text index, vec0 and the vector log are rebuilt from the chunks instead.
+SALVAGED = (
+    "chunks",
+    "kb_documents",
+    "events",
+    "code_projects",
+    "code_files",
+    "code_symbols",
+    "code_names",
+    "embedding_cache",
+)
+_BATCH = 256
+_SEARCH_LIMIT = 2**62
+
+
+def diagnose(path: str | os.PathLike[str]) -> CheckReport:
+    """What is wrong with a damaged file and how many rows of each table can be read."""
+    report = CheckReport(damaged=True)
+    try:
+        conn = connect(path, read_only=True)
+    except RemembrancesError as exc:
+        report.problems.append(f"the file cannot be opened: {exc}")
+        return report
+    try:
+        details = _quick_check(conn)
+        report.problems.append(
+            "the file is damaged (SQLite: " + "; ".join(details[:3] or ["damaged pages"]) + ")"
+        )
+        tables = _tables(conn)
+        for table in SALVAGED:
+            if table in tables:
+                report.readable[table] = sum(1 for _ in _readable_rows(conn, table, ["1"]))
+        report.chunks = report.readable.get("chunks", 0)
+        report.vectors = (
+            sum(1 for (blob,) in _readable_rows(conn, "chunks", ["embedding"]) if blob is not None)
+            if "chunks" in tables
+            else 0
+        )
+    finally:
+        conn.close()
+    return report
+
+
+@dataclass
+class RecoveryReport:
+    """What ``recover`` saved into the new file, per table, and what it could not."""
+
+    path: str
+    saved: dict[str, int] = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)
+    readded: list[str] = field(default_factory=list)  # KB documents re-chunked from their text
+    incomplete: list[str] = field(default_factory=list)  # still missing chunks
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "saved": self.saved,
+            "unreadable": self.unreadable,
+            "readded": self.readded,
+            "incomplete": self.incomplete,
+        }
+
+
+def recover(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> RecoveryReport:
+    """Copy every readable row of a damaged memory into a new file at ``target``.
+
+    Rows on damaged pages are lost; everything else is copied as it was (vectors
+    included), the full-text and vector indexes are rebuilt from the chunks, and a
+    KB document that lost chunks is chunked and embedded again from its stored text.
+    """
+    target = Path(target)
+    if target.exists():
+        raise InvalidInputError(f"{str(target)!r} exists; recover into a new file")
+    report = RecoveryReport(str(target))
+    src = connect(source, read_only=True)
+    try:
+        tables = _tables(src)
+        meta = dict(_readable_rows(src, "meta", ["key", "value"])) if "meta" in tables else {}
+        dim = meta.get("dim")
+        with Store(target, create=True) as store:
+            _create_layers(store)
+            with store.transaction() as out:
+                for key in ("embedder", "dim"):
+                    if key in meta:
+                        out.execute(
+                            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                            (key, str(meta[key])),
+                        )
+                if dim is not None:
+                    out.execute(vec0_script(int(dim)))
+                out.execute("PRAGMA defer_foreign_keys = ON")
+                for table in SALVAGED:
+                    if table not in tables:
+                        continue
+                    columns = [c for c in _columns(src, table) if c in set(_columns(out, table))]
+                    if not columns:
+                        continue
+                    names = ", ".join(f'"{c}"' for c in columns)
+                    marks = ", ".join("?" for _ in columns)
+                    saved = 0
+                    try:
+                        for row in _readable_rows(src, table, [f'"{c}"' for c in columns]):
+                            out.execute(
+                                f'INSERT OR IGNORE INTO "{table}" ({names}) VALUES ({marks})', row
+                            )
+                            saved += 1
+                    except _Unreadable:
+                        report.unreadable.append(table)
+                    report.saved[table] = saved
+                # Rows whose parent was lost would break the foreign keys.
+                for child, sql in _ORPHANS:
+                    if child in tables:
+                        out.execute(sql)
+                # A file may have lost symbols or chunks: the next `code index` redoes
+                # every file (vectors come from the saved embedding cache).
+                out.execute("UPDATE code_files SET content_hash = '', embedded = 0")
+    finally:
+        src.close()
+    _rechunk_documents(target, report)
+    return report
+
+
+_ORPHANS = (
+    ("code_files", "DELETE FROM code_files WHERE project_id NOT IN (SELECT id FROM code_projects)"),
+    ("code_symbols", "DELETE FROM code_symbols WHERE file_id NOT IN (SELECT id FROM code_files)"),
+    ("code_names", "DELETE FROM code_names WHERE file_id NOT IN (SELECT id FROM code_files)"),
+)
+
+
+def _create_layers(store: Store) -> None:
+    from .service import RemembrancesService
+
+    layers = RemembrancesService(store)
+    for layer in (layers.kb, layers.events, layers.code):  # each creates its tables
+        assert layer is not None
+
+
+def _rechunk_documents(target: Path, report: RecoveryReport) -> None:
+    """KB documents whose chunks were partly lost: chunk and embed their saved text again."""
+    from .service import open as open_memory
+
+    with Store(target) as store, store.snapshot() as conn:
+        short = conn.execute(
+            "SELECT d.collection, d.source FROM kb_documents d WHERE d.chunks != "
+            "(SELECT count(*) FROM chunks c WHERE c.kind = 'kb' AND c.collection = d.collection "
+            "AND c.source = d.source)"
+        ).fetchall()
+        events = conn.execute(
+            "SELECT count(*) FROM events e WHERE NOT EXISTS (SELECT 1 FROM chunks c "
+            "WHERE c.kind = 'event' AND c.source = CAST(e.id AS TEXT))"
+        ).fetchone()[0]
+    if events:
+        report.incomplete.append(f"{events} events lost their searchable text")
+    if not short:
+        return
+    try:
+        memory = open_memory(target)
+    except RemembrancesError as exc:
+        report.incomplete += [f"KB {c}/{s} (cannot embed: {exc})" for c, s in short]
+        return
+    with memory:
+        for collection, source in short:
+            try:
+                doc = memory.kb.get(source, collection=collection)
+                memory.kb.delete(source, collection=collection)
+                memory.kb.add(
+                    doc.text or "",
+                    source=source,
+                    title=doc.title,
+                    metadata=doc.metadata,
+                    collection=collection,
+                )
+                report.readded.append(f"{collection}/{source}")
+            except RemembrancesError as exc:
+                report.incomplete.append(f"KB {collection}/{source}: {exc}")
+
+
+class _Unreadable(Exception):
+    """A table whose rows cannot be read at all (a WITHOUT ROWID table with damage)."""
+
+
+def _tables(conn: Connection) -> set[str]:
+    try:
+        return {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master")}
+    except apsw.Error:
+        return set()  # the schema page itself is damaged: nothing can be found
+
+
+def _columns(conn: Connection, table: str) -> list[str]:
+    try:
+        return [str(r[1]) for r in conn.execute(f'PRAGMA table_info("{table}")')]
+    except apsw.Error:
+        return []
+
+
+def _readable_rows(conn: Connection, table: str, columns: list[str]) -> Iterator[Any]:
+    """Rows of ``table`` in rowid order, stepping over the ranges on damaged pages."""
+    selected = ", ".join(columns)
+    try:
+        has_rowid = conn.execute(
+            "SELECT sql NOT LIKE '%WITHOUT ROWID%' FROM sqlite_master WHERE name = ?", (table,)
+        ).fetchone()
+    except apsw.Error:
+        return
+    if not has_rowid or not has_rowid[0]:
+        try:
+            rows = conn.execute(f'SELECT {selected} FROM "{table}"').fetchall()
+        except apsw.Error as exc:
+            raise _Unreadable(table) from exc
+        yield from rows
+        return
+    batch = f'SELECT rowid, {selected} FROM "{table}" WHERE rowid > ? ORDER BY rowid LIMIT ?'
+    last = -(2**63)
+    while True:
+        try:
+            rows = conn.execute(batch, (last, _BATCH)).fetchall()
+        except apsw.Error:
+            rows = None
+        if rows is None:  # damage within the next batch: one row at a time up to it
+            try:
+                rows = conn.execute(batch, (last, 1)).fetchall()
+            except apsw.Error:
+                skipped = _next_readable(conn, batch, last)
+                if skipped is None:
+                    return
+                last = skipped
+                continue
+        if not rows:
+            return
+        for row in rows:
+            yield row[1:]
+        last = rows[-1][0]
+
+
+def _next_readable(conn: Connection, batch: str, last: int) -> int | None:
+    """The smallest rowid past ``last`` from which reading works again (None: nowhere)."""
+
+    def works(start: int) -> bool:
+        try:
+            conn.execute(batch, (start, 1)).fetchall()
+        except apsw.Error:
+            return False
+        return True
+
+    step = 1
+    while last + step < _SEARCH_LIMIT and not works(last + step):
+        step *= 2
+    if last + step >= _SEARCH_LIMIT:
+        return None
+    low, high = last + step // 2, last + step  # low fails (or is last), high works
+    while high - low > 1:
+        middle = (low + high) // 2
+        if works(middle):
+            high = middle
+        else:
+            low = middle
+    return high

@@ -127,12 +127,16 @@ def open(
     embedder: Embedder | str | None = None,
     read_only: bool = False,
     reranker: Reranker | None = None,
+    create: bool | None = None,
 ) -> RemembrancesService:
     """Open (or create) a memory file.
 
     ``embedder`` is an :class:`Embedder` or a spec (``"local"``, ``"openai:..."``).
     Without one, an existing file is opened with the embedder it was written
     with, and a new file gets ``REMEMBRANCES_EMBEDDER`` or the offline default.
+    ``create`` is as for :class:`Store`: by default a new path or an empty file
+    becomes a memory and a file holding anything else is refused; True makes a
+    memory of any SQLite file, False opens only an existing memory.
     """
     path = Path(path) if path is not None else default_path()
     if embedder is None:
@@ -140,5 +144,5 @@ def open(
     elif isinstance(embedder, str):
         embedder = embeddings.create(embedder)
     return RemembrancesService(
-        Store(path, embedder=embedder, read_only=read_only, reranker=reranker)
+        Store(path, embedder=embedder, read_only=read_only, reranker=reranker, create=create)
     )

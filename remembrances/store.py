@@ -25,12 +25,13 @@ import apsw
 import numpy as np
 
 from . import fusion
-from .connection import Connection, Database
+from .connection import Connection, Database, file_kind
 from .embeddings.base import Embedder, Vectors, as_matrix, as_vector, to_blob
 from .errors import (
     EmbedderMismatchError,
     EmbedderUnavailableError,
     InvalidInputError,
+    NotAMemoryError,
     NotFoundError,
     ReadOnlyError,
     RemembrancesError,
@@ -163,6 +164,28 @@ def _scalar(value: Any, key: str) -> Any:
     )
 
 
+def _admit(path: str, *, create: bool | None, read_only: bool) -> None:
+    """Refuse, before anything is written, a file that is not a memory unless asked to."""
+    kind = file_kind(path)
+    if kind == "memory" or (kind == "other" and create is True and not read_only):
+        return
+    if kind == "new" and create is not False and not read_only:
+        return
+    if kind == "empty" and create is not False and not read_only:
+        return
+    if kind == "new":
+        raise NotAMemoryError(
+            f"there is no memory file at {path!r}; create one with `remembrances init` "
+            "(Python: open it with create=True)"
+        )
+    what = "is empty" if kind == "empty" else "holds another program's SQLite tables"
+    raise NotAMemoryError(
+        f"{path!r} {what}, so it is not a remembrances memory; nothing was written to it. "
+        "Point --db at a memory file, or make one here on purpose with "
+        f"`remembrances --db {path} init` (Python: create=True)"
+    )
+
+
 def embed_call_size(embedder: Embedder) -> int:
     """Texts per embedder call: the embedder's ``call_size`` when it has one.
 
@@ -189,8 +212,17 @@ class Store:
         embedder: Embedder | None = None,
         read_only: bool = False,
         reranker: Reranker | None = None,
+        create: bool | None = None,
     ) -> None:
+        """Open the memory at ``path``.
+
+        ``create``: None (default) makes a memory of a new path or an empty file and
+        refuses a file holding anything else; True also turns another program's
+        SQLite file into a memory (the user asked for one there); False opens only
+        an existing memory. Nothing is written to a file that is refused.
+        """
         self.path = os.fspath(path)
+        _admit(self.path, create=create, read_only=read_only)
         self.db = Database(self.path, read_only=read_only)
         self.embedder = embedder
         self.reranker = reranker

@@ -39,8 +39,13 @@ class State:
     def out(self) -> Output:
         return Output(as_json=self.as_json)
 
-    def service(self, *, create: bool = False) -> RemembrancesService:
-        """The memory file, opened once. Reading commands refuse a file that does not exist."""
+    def service(self, *, create: bool = False, adopt: bool = False) -> RemembrancesService:
+        """The memory file, opened once.
+
+        Reading commands open only an existing memory. Writing ones (``create``) may
+        also start a new one at a new path or in an empty file; only ``init``
+        (``adopt``) makes a memory of a SQLite file that holds something else.
+        """
         if self._service is None and self.url:
             from ..http.client import RemoteMemory
 
@@ -57,7 +62,8 @@ class State:
                 self.db.parent.mkdir(parents=True, exist_ok=True)
             from .. import open as open_memory
 
-            self._service = open_memory(self.db, embedder=self.embedder)
+            mode = True if adopt else (None if create else False)
+            self._service = open_memory(self.db, embedder=self.embedder, create=mode)
         return self._service
 
     def close(self) -> None:

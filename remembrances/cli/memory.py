@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
+from ..connection import file_kind
+from ..errors import CorruptFileError
+from ..integrity import diagnose, recover
 from .app import State, cli, json_option, pass_state
 from .render import hits_view, records
 
@@ -15,8 +20,8 @@ MODES = click.Choice(["hybrid", "vector", "text"])
 @pass_state
 def init(state: State) -> None:
     """Create the memory file (and its directory) and record the embedder it uses."""
-    existed = state.db.exists()
-    svc = state.service(create=True)
+    existed = file_kind(state.db) == "memory"
+    svc = state.service(create=True, adopt=True)
     stats = svc.stats()
     data = {
         "path": str(state.db),
@@ -91,20 +96,63 @@ def enrich(state: State, prompt: str) -> None:
         state.out.err.print("nothing relevant in memory", style="dim")
 
 
-@cli.command(epilog="Example:  remembrances check --repair")
+@cli.command(
+    epilog="Examples:  remembrances check --repair\n\n"
+    "  remembrances --db damaged.db check --recover saved.db"
+)
 @click.option("--repair", is_flag=True, help="Rebuild the indexes that disagree with the chunks.")
+@click.option(
+    "--recover",
+    "recover_to",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="OUT.db",
+    help="Damaged file: copy every readable row into the new memory OUT.db.",
+)
 @json_option
 @pass_state
-def check(state: State, repair: bool) -> None:
-    """Verify that the full-text and vector indexes agree with the chunks (exit 1 if not)."""
-    report = state.service().check(repair=repair)
+def check(state: State, repair: bool, recover_to: Path | None) -> None:
+    """Verify that the full-text and vector indexes agree with the chunks (exit 1 if not).
+
+    A damaged file (SQLite found bad pages) is diagnosed: what can still be read,
+    and how to save it with --recover.
+    """
+    if not state.db.exists():
+        state.service()  # the usual "no memory file" error
+    if recover_to is not None:
+        _recover(state, recover_to)
+        return
+    try:
+        report = state.service().check(repair=repair)
+    except CorruptFileError:
+        report = diagnose(state.db)
     data = report.to_dict()
-    human = "\n".join(
-        [f"{data['chunks']:,} chunks, {data['vectors']:,} vectors"]
-        + [f"problem: {p}" for p in report.problems]
-        + [f"repaired: {r}" for r in report.repaired]
-        + ["ok" if report.ok else "problems found; run again with --repair"]
-    )
-    state.out.emit(data, human)
+    lines = [f"{data['chunks']:,} chunks, {data['vectors']:,} vectors"]
+    lines += [f"problem: {p}" for p in report.problems]
+    lines += [f"repaired: {r}" for r in report.repaired]
+    if report.damaged:
+        readable = ", ".join(f"{n:,} {t}" for t, n in report.readable.items() if n)
+        lines.append(f"still readable: {readable or 'nothing'}")
+        lines.append(
+            f"--repair cannot fix damaged pages; save what is readable into a new file with: "
+            f"remembrances --db {state.db} check --recover NEW.db"
+        )
+    else:
+        lines.append("ok" if report.ok else "problems found; run again with --repair")
+    state.out.emit(data, "\n".join(lines))
     if not report.ok:
         raise SystemExit(1)
+
+
+def _recover(state: State, target: Path) -> None:
+    report = recover(state.db, target)
+    data = report.to_dict()
+    lines = [f"saved into {target}: " + ", ".join(f"{n:,} {t}" for t, n in report.saved.items())]
+    lines += [f"unreadable, lost: {t}" for t in report.unreadable]
+    lines += [f"re-chunked from its saved text: {d}" for d in report.readded]
+    lines += [f"still missing: {m}" for m in report.incomplete]
+    lines.append(
+        f"check it with `remembrances --db {target} check`; code projects are re-read on the "
+        "next `code index`"
+    )
+    state.out.emit(data, "\n".join(lines))
