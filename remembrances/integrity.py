@@ -69,27 +69,31 @@ def check(store: Store, *, repair: bool = False) -> CheckReport:
 
 def _check(store: Store, repair: bool) -> CheckReport:
     report = CheckReport()
-    with store.snapshot() as conn:
-        if _quick_check(conn):
-            return diagnose(store.path)
     # FTS5's integrity-check command is a write statement: run it on the writer
     # (a reader connection that ran it was seen to keep a stale FTS5 structure).
     context = store.snapshot() if store.read_only and not repair else store.transaction()
     with context as conn:
-        dim = conn.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()
-        embedder = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
-        report.chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        report.vectors = conn.execute(
-            "SELECT count(*) FROM chunks WHERE embedding IS NOT NULL"
-        ).fetchone()[0]
-        if report.vectors and (dim is None or embedder is None):
-            report.problems.append("vectors exist but the file records no embedder or dimension")
-        _check_fts(conn, report, repair)
-        if dim is not None:
-            _check_triggers(conn, report, int(dim[0]), repair)
-            _check_blobs(conn, report, int(dim[0]), repair)
-            _check_vec0(conn, report, int(dim[0]), repair)
-    return report
+        if _quick_check(conn):
+            report.damaged = True
+        else:
+            _check_indexes(conn, report, repair)
+    return diagnose(store.path) if report.damaged else report
+
+
+def _check_indexes(conn: Connection, report: CheckReport, repair: bool) -> None:
+    dim = conn.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()
+    embedder = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+    report.chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    report.vectors = conn.execute(
+        "SELECT count(*) FROM chunks WHERE embedding IS NOT NULL"
+    ).fetchone()[0]
+    if report.vectors and (dim is None or embedder is None):
+        report.problems.append("vectors exist but the file records no embedder or dimension")
+    _check_fts(conn, report, repair)
+    if dim is not None:
+        _check_triggers(conn, report, int(dim[0]), repair)
+        _check_blobs(conn, report, int(dim[0]), repair)
+        _check_vec0(conn, report, int(dim[0]), repair)
 
 
 def _quick_check(conn: Connection) -> list[str]:

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ..errors import NotFoundError
 from .app import State, cli, json_option, pass_state
 from .options import meta_option, parse_metadata
 from .output import snippet, when
@@ -134,10 +135,25 @@ def list_(
 def rm(state: State, ids: tuple[int, ...]) -> None:
     """Remove events by id (ids are shown by list and search)."""
     log_ = state.service().events
-    missing = [i for i in ids if not log_.delete(i)]
-    if missing:
-        raise click.ClickException(f"no event with id {', '.join(map(str, missing))}")
-    state.out.emit({"deleted": len(ids)}, f"removed {len(ids)} event(s)")
+    wanted = list(dict.fromkeys(ids))
+    missing = [i for i in wanted if not _exists(log_, i)]
+    if missing:  # checked first: a typo in one id deletes nothing
+        raise click.ClickException(
+            f"no event with id {', '.join(map(str, missing))}; nothing was deleted"
+        )
+    deleted = [i for i in wanted if log_.delete(i)]
+    state.out.emit(
+        {"deleted": len(deleted), "ids": deleted},
+        f"removed {len(deleted)} event(s): {', '.join(map(str, deleted))}",
+    )
+
+
+def _exists(log_: Any, event_id: int) -> bool:
+    try:
+        log_.get(event_id)
+    except NotFoundError:
+        return False
+    return True
 
 
 @events.command(epilog="Example:  remembrances events prune --older-than 90d")

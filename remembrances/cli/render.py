@@ -48,7 +48,10 @@ def first(data: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
 
 def origin(data: Mapping[str, Any]) -> str:
     """Where a hit came from, in the words a person would use."""
-    path = first(data, "path", "file", "source", "subject", "title", default="?")
+    if first(data, "kind") == "event":  # an event chunk's source is its internal id
+        path = first(data, "subject", default="(no subject)")
+    else:
+        path = first(data, "path", "file", "source", "subject", "title", default="?")
     start = first(data, "start_line", "line")
     end = first(data, "end_line")
     where = f"{path}:{start}" + (f"-{end}" if end and end != start else "") if start else str(path)
@@ -82,7 +85,9 @@ def hit_view(out: Output, data: Mapping[str, Any], rank: int) -> RenderableType:
         text = text[offset:]  # a code chunk: skip its "path · language kind name" header
     if is_code(data) and not text:  # a symbol record: its signature stands for the code
         doc = first(data, "docstring")
-        text = str(first(data, "signature", default="")) + (f"\n    {doc!r}" if doc else "")
+        text = str(first(data, "signature", default=""))
+        if doc:
+            text += "\n" + _doc_comment(str(doc), str(first(data, "language", default="")))
     if is_code(data):
         lines = text.splitlines()[:30]
         body: RenderableType = out.code(
@@ -93,6 +98,19 @@ def hit_view(out: Output, data: Mapping[str, Any], rank: int) -> RenderableType:
     else:
         body = Text(snippet(text, 600))
     return Group(header, body, Text(""))
+
+
+#: Languages whose comments start with "#"; the others (C-like) use "//".
+_HASH_COMMENTS = frozenset({"bash", "ruby", "perl", "r", "shell", "make", "yaml", "toml"})
+
+
+def _doc_comment(doc: str, language: str) -> str:
+    """A docstring shown below a signature as the language would write it."""
+    lines = doc.strip().splitlines()
+    if language == "python":
+        return "\n".join(['    """' + lines[0], *("    " + ln for ln in lines[1:])]) + '"""'
+    mark = "#" if language in _HASH_COMMENTS else "//"
+    return "\n".join(f"{mark} {ln}".rstrip() for ln in lines)
 
 
 def hits_view(out: Output, hits: list[dict[str, Any]]) -> RenderableType:

@@ -146,8 +146,12 @@ def build_server(
     def kb_delete_document(source: str, collection: str | None = None) -> CallToolResult:
         """Delete a document from the knowledge base."""
         kwargs = {} if collection is None else {"collection": collection}
-        deleted = svc.kb.delete(source, **kwargs)
-        return _result(f"deleted {source}", {"source": source, "deleted": render.plain(deleted)})
+        if not svc.kb.delete(source, **kwargs):
+            raise ToolError(
+                f"no document {source!r} in collection {collection or 'default'!r}; "
+                "nothing was deleted"
+            )
+        return _result(f"deleted {source}", {"source": source, "deleted": True})
 
     # -- events ---------------------------------------------------------------------
 

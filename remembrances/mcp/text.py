@@ -60,7 +60,10 @@ def _time(value: Any) -> str | None:
 
 
 def origin(data: Mapping[str, Any]) -> str:
-    where = str(_get(data, "path", "file", "source", "subject", "title") or "?")
+    if _get(data, "kind") in ("event", "events"):  # its source would be an internal id
+        where = str(_get(data, "subject") or "(no subject)")
+    else:
+        where = str(_get(data, "path", "file", "source", "subject", "title") or "?")
     start, end = _get(data, "start_line", "line"), _get(data, "end_line")
     if start:
         where += f":{start}" + (f"-{end}" if end and end != start else "")
@@ -75,7 +78,7 @@ def origin(data: Mapping[str, Any]) -> str:
 
 def hits(items: Iterable[Any], *, empty: str = "No results.") -> tuple[str, list[Any]]:
     """Numbered hits with score, origin and text; and the structured list."""
-    data = [plain(i) for i in items]
+    data = [_event_hit(plain(i)) for i in items]
     if not data:
         return empty, []
     lines = []
@@ -99,6 +102,21 @@ def hits(items: Iterable[Any], *, empty: str = "No results.") -> tuple[str, list
             text = text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1] + "…"
             lines.append("   " + text.replace("\n", "\n   "))
     return "\n".join(lines), data
+
+
+def _event_hit(hit: Any) -> Any:
+    """A store hit on an event names its subject and time, not the event's internal id."""
+    if not isinstance(hit, dict) or hit.get("kind") != "event" or "content" in hit:
+        return hit
+    hit = dict(hit)
+    hit.pop("source", None)
+    meta = hit.get("metadata")
+    if isinstance(meta, dict) and "subject" in meta:
+        hit["subject"] = meta["subject"]
+        hit["metadata"] = {k: v for k, v in meta.items() if k != "subject"}
+    if isinstance(hit.get("ts"), int | float):
+        hit["at"] = datetime.fromtimestamp(hit.pop("ts"), UTC).isoformat()
+    return hit
 
 
 def outline(nodes: Iterable[Any]) -> tuple[str, list[Any]]:

@@ -142,7 +142,10 @@ def test_events_log_search_list_subjects_rm_prune(run: Run) -> None:
     assert human.exit_code == 0 and "2020-01-01 00:00 UTC" in human.stdout
 
     assert as_json(run("events", "prune", "--older-than", "365d", "--json")) == {"deleted": 1}
-    assert as_json(run("events", "rm", str(new["id"]), "--json")) == {"deleted": 1}
+    assert as_json(run("events", "rm", str(new["id"]), "--json")) == {
+        "deleted": 1,
+        "ids": [new["id"]],
+    }
     assert as_json(run("events", "list", "--json")) == []
 
 

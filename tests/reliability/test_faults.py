@@ -66,8 +66,14 @@ def test_disk_full_is_a_clear_error_and_loses_nothing(tmp_path: Path) -> None:
 READ_ONLY = textwrap.dedent(
     """
     import os, sys
+    import apsw, sqlite_vec
     from remembrances import Store, Chunk, ReadOnlyError
     from remembrances.embeddings import HashEmbedder
+    # Load sqlite-vec while still root: the checkout (and its .venv) may lie in a
+    # private folder that nobody cannot read; a loaded library is not read again.
+    preload = apsw.Connection(":memory:")
+    preload.enable_load_extension(True)
+    preload.load_extension(sqlite_vec.loadable_path())
     os.setgid(65534); os.setuid(65534)  # nobody: cannot write the file or its folder
     store = Store(sys.argv[1], embedder=HashEmbedder(64))
     print("HIT", store.search("readable")[0].source)
@@ -99,6 +105,7 @@ def test_unwritable_file_opens_for_search_and_refuses_writes() -> None:
         text=True,
         timeout=120,
         env={**os.environ, "HOME": "/tmp"},
+        cwd=folder,  # not the checkout, which nobody may not be able to enter
     )
     assert "HIT doc" in result.stdout, result.stderr
     assert "REFUSED" in result.stdout and "not writable" in result.stdout
