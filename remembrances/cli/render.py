@@ -89,15 +89,39 @@ def hit_view(out: Output, data: Mapping[str, Any], rank: int) -> RenderableType:
         if doc:
             text += "\n" + _doc_comment(str(doc), str(first(data, "language", default="")))
     if is_code(data):
-        lines = text.splitlines()[:30]
-        body: RenderableType = out.code(
-            "\n".join(lines),
-            str(first(data, "language")),
-            int(first(data, "start_line", default=1)),
-        )
+        body: RenderableType = code_view(out, data, text)
     else:
         body = Text(snippet(text, 600))
     return Group(header, body, Text(""))
+
+
+#: Code lines shown per hit; the rest is named, not silently dropped.
+CODE_LINES = 40
+
+
+def code_view(out: Output, data: Mapping[str, Any], text: str) -> RenderableType:
+    """Code numbered with its own source lines, also across elided children."""
+    language = str(first(data, "language"))
+    lines = text.split("\n")
+    if lines and not lines[-1].strip():
+        lines.pop()
+    runs = data.get("line_runs") or [[0, int(first(data, "start_line", default=1))]]
+    shown = lines[:CODE_LINES]
+    blocks: list[RenderableType] = []
+    for i, (begin, line) in enumerate(runs):
+        end = runs[i + 1][0] if i + 1 < len(runs) else len(shown)
+        if begin < len(shown) and end > begin:
+            blocks.append(out.code("\n".join(shown[begin:end]), language, int(line)))
+    if len(lines) > len(shown):
+        end_line = first(data, "end_line")
+        blocks.append(
+            Text(
+                f"… {len(lines) - len(shown)} more lines"
+                + (f" (to line {end_line})" if end_line else ""),
+                style="dim",
+            )
+        )
+    return Group(*blocks)
 
 
 #: Languages whose comments start with "#"; the others (C-like) use "//".

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..fts_query import split_identifier
 from ..records import Chunk
@@ -55,7 +56,13 @@ def split_code(code: str, budget: int) -> list[tuple[str, int]]:
     current: list[str] = []
     size = 0
     start_line = 0
-    for line_no, line in enumerate(code.splitlines(keepends=True)):
+    # Lines end at "\n" only, as the parser counts them (str.splitlines would also
+    # break at form feeds and other separators and shift every line number after).
+    breaks = code.count("\n")
+    for line_no, line in enumerate(code.split("\n")):
+        line = line + "\n" if line_no < breaks else line
+        if not line:
+            continue
         while len(line) > budget:  # one enormous line (minified code): cut it
             if current:
                 parts.append(("".join(current), start_line))
@@ -83,28 +90,80 @@ def _first_line(source: bytes, symbol: ExtractedSymbol, language: str) -> str:
     return line.rstrip()
 
 
+def _line_of(source: bytes, byte: int) -> int:
+    """The 1-based line that ``byte`` lies on."""
+    return source.count(b"\n", 0, byte) + 1
+
+
+@dataclass(frozen=True)
+class Elided:
+    """A symbol's code with its children cut to their first lines.
+
+    ``lines[i]`` is the source line that line ``i`` of ``code`` shows, and
+    ``ends[i]`` the last source line it stands for (an elided child's last line).
+    """
+
+    code: str
+    own: bool  # anything but whitespace left of the parent's own code
+    lines: list[int]
+    ends: list[int]
+
+
 def _elided(
     source: bytes,
     start: int,
     end: int,
     children: Sequence[ExtractedSymbol],
     language: str,
-) -> tuple[str, bool]:
-    """Code of ``start:end`` with each child replaced by its first line; and whether
-    anything but whitespace is left of the parent's own code."""
+) -> Elided:
+    """Code of ``start:end`` with each child replaced by its first line."""
     pieces: list[str] = []
+    lines: list[int] = []
+    ends: list[int] = []
     own = False
     position = start
+
+    def add(text: str, first_line: int, last_line: int | None = None) -> None:
+        # One entry per "\n"-separated line of the code so far; the last one is
+        # open, and the first line of ``text`` continues it.
+        count = text.count("\n")
+        new_lines = list(range(first_line, first_line + count + 1))[1 if lines else 0 :]
+        lines.extend(new_lines)
+        ends.extend(new_lines)
+        if last_line is not None:
+            ends[-1] = max(ends[-1], last_line)
+        pieces.append(text)
+
     for child in children:
         gap = source[position : child.start_byte].decode("utf-8", "replace")
         own = own or bool(gap.strip())
-        pieces.append(gap)
-        pieces.append(_first_line(source, child, language) + ELISION)
+        add(gap, _line_of(source, position))
+        add(
+            _first_line(source, child, language) + ELISION,
+            _line_of(source, child.start_byte),
+            child.end_line,
+        )
         position = child.end_byte
     tail = source[position:end].decode("utf-8", "replace")
     own = own or bool(tail.strip())
-    pieces.append(tail)
-    return "".join(pieces), own
+    add(tail, _line_of(source, position))
+    return Elided("".join(pieces), own, lines, ends)
+
+
+def _part_lines(elided: Elided, text: str, offset: int) -> tuple[int, int, list[list[int]]]:
+    """A part's first and last source line, and where its numbering jumps.
+
+    The jumps are ``[line in the part (0-based), source line]`` pairs, one per run
+    of consecutive source lines; a part without elisions has a single run.
+    """
+    count = text.rstrip("\n").count("\n") + 1
+    shown = elided.lines[offset : offset + count] or [elided.lines[-1]]
+    covered = elided.ends[offset : offset + count] or [elided.ends[-1]]
+    runs = [[0, shown[0]]]
+    for i in range(1, len(shown)):
+        if shown[i] != shown[i - 1] + 1:
+            runs.append([i, shown[i]])
+    return shown[0], max(covered), runs
 
 
 def name_words(name: str) -> str:
@@ -192,15 +251,13 @@ def file_chunks(
         children.setdefault(symbol.parent, []).append(symbol)
     by_index = {s.index: s for s in symbols}
     chunks: list[Chunk] = []
-    total_lines = source.count(b"\n") + 1
 
     top = children.get(None, [])
-    code, own = _elided(source, 0, len(source), top, language)
-    if own or not symbols:
-        pieces = split_code(code, budget)
+    elided = _elided(source, 0, len(source), top, language)
+    if elided.own or not symbols:
+        pieces = split_code(elided.code, budget)
         for part, (text, offset) in enumerate(pieces, start=1):
-            exact = not top
-            end = offset + text.count("\n") + (0 if text.endswith("\n") else 1)
+            start_line, end_line, runs = _part_lines(elided, text, offset)
             chunks.append(
                 _chunk(
                     path=path,
@@ -214,8 +271,9 @@ def file_chunks(
                         "symbol": None,
                         "parent": None,
                         "signature": "",
-                        "start_line": offset + 1 if exact else 1,
-                        "end_line": end if exact else total_lines,
+                        "start_line": start_line,
+                        "end_line": end_line,
+                        **({"line_runs": runs} if len(runs) > 1 else {}),
                         "part": part,
                         "parts": len(pieces),
                     },
@@ -224,8 +282,9 @@ def file_chunks(
 
     for symbol in symbols:
         kids = children.get(symbol.index, [])
-        code, _ = _elided(source, symbol.start_byte, symbol.end_byte, kids, language)
-        pieces = split_code(code, budget)
+        elided = _elided(source, symbol.start_byte, symbol.end_byte, kids, language)
+        indent = _indent(source, symbol.start_byte)
+        pieces = split_code(elided.code, budget)
         parent = by_index[symbol.parent].qualified_name if symbol.parent is not None else None
         ancestors = []
         up = symbol.parent
@@ -234,11 +293,11 @@ def file_chunks(
             up = by_index[up].parent
         ancestors.reverse()
         for part, (text, offset) in enumerate(pieces, start=1):
-            if kids or len(pieces) == 1:
+            if len(pieces) == 1:  # the whole symbol, whatever its children cover
                 start_line, end_line = symbol.start_line, symbol.end_line
+                _, _, runs = _part_lines(elided, text, offset)
             else:
-                start_line = symbol.start_line + offset
-                end_line = min(symbol.end_line, start_line + text.rstrip("\n").count("\n"))
+                start_line, end_line, runs = _part_lines(elided, text, offset)
             chunks.append(
                 _chunk(
                     path=path,
@@ -257,9 +316,17 @@ def file_chunks(
                         "docstring": symbol.docstring[:500],
                         "start_line": start_line,
                         "end_line": end_line,
+                        **({"line_runs": runs} if len(runs) > 1 else {}),
+                        **({"indent": indent} if indent and part == 1 else {}),
                         "part": part,
                         "parts": len(pieces),
                     },
                 )
             )
     return chunks
+
+
+def _indent(source: bytes, start: int) -> str:
+    """The whitespace before ``start`` on its line: what a reader's first line lacks."""
+    before = source[source.rfind(b"\n", 0, start) + 1 : start].decode("utf-8", "replace")
+    return before if before.isspace() else ""

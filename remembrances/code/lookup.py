@@ -227,7 +227,8 @@ class CodeLookup:
                         docstring=str(meta.get("docstring", "")),
                         start_line=int(meta.get("start_line", 0)),
                         end_line=int(meta.get("end_line", 0)),
-                        code=r.text[offset:],
+                        # the first line as it stands in the file, indented
+                        code=str(meta.get("indent", "")) + r.text[offset:],
                         parent=meta.get("parent"),
                         symbol_id=symbol_id,
                         part=int(meta.get("part", 1)),
@@ -235,6 +236,7 @@ class CodeLookup:
                         chunk_id=r.id,
                         vector_score=r.vector_score,
                         text_score=r.text_score,
+                        line_runs=meta.get("line_runs"),
                     )
                 )
         return hits

@@ -94,6 +94,9 @@ class CodeHit:
     chunk_id: int = 0
     vector_score: float | None = None
     text_score: float | None = None
+    #: Where the numbering of ``code`` jumps over elided children: ``[line in code
+    #: (0-based), source line]`` per run of consecutive lines; None when it does not.
+    line_runs: list[list[int]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
