@@ -49,13 +49,26 @@ def add(
             raise click.UsageError("--source is required when reading from stdin")
         text = sys.stdin.read()
     else:
-        text = file.read_text(encoding="utf-8")
-    report = state.service(create=True).kb.add(
+        try:
+            text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise click.ClickException(
+                f"{file} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                "kb add takes text files"
+            ) from None
+    knowledge = state.service(create=True).kb
+    from_file = None if str(file) == "-" else file
+    if source is None and from_file is not None:
+        # the document this file already is (added or ingested before), else its path
+        source = knowledge.source_of_file(from_file, collection=collection) or str(file)
+    assert source is not None
+    report = knowledge.add(
         text,
-        source=source or str(file),
+        source=source,
         title=title,
         metadata=parse_metadata(meta),
         collection=collection,
+        file=from_file,
     )
     data = record(report)
     state.out.emit(
@@ -118,7 +131,10 @@ def search(
 @json_option
 @pass_state
 def get(state: State, source: str, collection: str) -> None:
-    """Print a stored document's text (--json: with its metadata)."""
+    """Print a stored document's text (--json: with its metadata).
+
+    SOURCE may also be the document's file path, or any unambiguous part of it.
+    """
     data = record(state.service().kb.get(source, collection=collection))
     if state.out.as_json:
         state.out.json(data)
@@ -132,8 +148,10 @@ def get(state: State, source: str, collection: str) -> None:
 @json_option
 @pass_state
 def rm(state: State, source: str, collection: str) -> None:
-    """Remove a document."""
-    if not state.service().kb.delete(source, collection=collection):
+    """Remove a document (SOURCE as for kb get)."""
+    knowledge = state.service().kb
+    source = knowledge.resolve(source, collection=collection)  # says which ones exist
+    if not knowledge.delete(source, collection=collection):
         raise click.ClickException(f"no document {source!r} in collection {collection!r}")
     state.out.emit(
         {"source": source, "collection": collection, "deleted": True}, f"removed {source}"

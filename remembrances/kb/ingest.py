@@ -101,6 +101,9 @@ def ingest(
         json.dumps([kb.chunker.fingerprint, metadata], sort_keys=True, default=str).encode()
     ).hexdigest()[:16]
     known = _known_files(kb, collection)
+    base = _collection_root(kb, collection, root)
+    taken = {row["source"]: key for key, row in known.items()}
+    renamed: list[str] = []  # documents named by their absolute path before
     kept: set[str] = set()
     group: list[StagedDocument] = []
     for done, item in enumerate(files):
@@ -108,7 +111,13 @@ def ingest(
             progress("files", done, len(files))
         key = str(item.path)
         row = known.get(key)
-        if row is not None and row["settings"] == settings and _same_stat(item.path, row):
+        legacy = row is not None and row["source"] == key  # named by its absolute path
+        if (
+            row is not None
+            and not legacy
+            and row["settings"] == settings
+            and _same_stat(item.path, row)
+        ):
             report.unchanged.append(item.relative)
             kept.add(key)
             continue
@@ -116,10 +125,14 @@ def ingest(
         if content.text is None:
             report.skipped.append(SkippedFile(item.relative, content.reason or "unreadable"))
             continue
+        source = _source_for(item.path, base, root, row, taken, kb, collection)
+        if row is not None and row["source"] != source:
+            renamed.append(row["source"])
+            row = None
         try:
             staged = kb._stage(
                 content.text,
-                source=key,
+                source=source,
                 title=None,
                 metadata={**metadata, "path": item.relative},
                 collection=collection,
@@ -141,17 +154,66 @@ def ingest(
             group = []
     if group:
         _flush(kb, group, report)
+    for old in renamed:
+        kb.delete(old, collection=collection)
     if progress is not None:
         progress("files", len(files), len(files))
 
     for key, row in known.items():
-        if key in kept or not under(key, [str(root)]):
+        if key in kept or row["source"] in renamed or not under(key, [str(root)]):
             continue
         if key in visible and not _was_skipped(key, root, report):
             continue  # still there, just not selected by these patterns
         kb.delete(row["source"], collection=collection)
         report.removed.append(_relative(key, root))
     return report
+
+
+def _collection_root(kb: KnowledgeBase, collection: str, root: Path) -> Path:
+    """The folder the collection's documents are named from; the first one ingested."""
+    folder = root if root.is_dir() else root.parent
+    with kb.store.transaction() as conn:
+        row = conn.execute(
+            "SELECT root FROM kb_roots WHERE collection = ?", (collection,)
+        ).fetchone()
+        if row is not None and under(str(folder), [str(row[0])]):
+            return Path(str(row[0]))
+        if row is None:
+            conn.execute(
+                "INSERT INTO kb_roots (collection, root) VALUES (?, ?)", (collection, str(folder))
+            )
+    return folder
+
+
+def _source_for(
+    path: Path,
+    base: Path,
+    root: Path,
+    row: Mapping[str, Any] | None,
+    taken: dict[str, str],
+    kb: KnowledgeBase,
+    collection: str,
+) -> str:
+    """A document's name: its path under the collection's folder ("guide/install.md").
+
+    A file already stored keeps its name, unless that name was its absolute path
+    (how earlier versions named them). A name another file holds keeps that one's
+    document; the newcomer is then named by its absolute path.
+    """
+    key = str(path)
+    if row is not None and row["source"] != key:
+        return str(row["source"])
+    try:
+        name = path.relative_to(base).as_posix()
+    except ValueError:
+        name = path.relative_to(root).as_posix() if path != root else path.name
+    holder = taken.get(name)
+    if holder is not None and holder != key:
+        return key
+    if holder is None and kb._fingerprint_row(collection, name) is not None:
+        return key  # a document added by hand under that name
+    taken[name] = key
+    return name
 
 
 def _flush(kb: KnowledgeBase, group: list[StagedDocument], report: IngestReport) -> None:

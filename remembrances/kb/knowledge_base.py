@@ -10,9 +10,11 @@ chunking settings are all unchanged costs nothing at all.
 from __future__ import annotations
 
 import builtins
+import difflib
 import hashlib
 import json
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -154,14 +156,22 @@ class KnowledgeBase:
         metadata: Mapping[str, Any] | None = None,
         collection: str = "default",
         format: Format | None = None,
+        file: str | os.PathLike[str] | None = None,
     ) -> AddReport:
         """Add a document or atomically replace the one with the same source.
 
         ``format`` ("markdown", "rst", "asciidoc", "org", "text") decides where
         headings are; by default it follows the source's file extension, and
-        Markdown otherwise.
+        Markdown otherwise. ``file`` records the file the text was read from, so
+        that ingesting its folder later updates this document instead of adding a
+        second copy.
         """
         self._check_writable()
+        stamp = None
+        if file is not None:
+            on_disk = Path(file).expanduser().resolve()
+            stat = on_disk.stat()
+            stamp = FileStamp(str(on_disk), stat.st_size, stat.st_mtime_ns, "")
         staged = self._stage(
             text,
             source=source,
@@ -169,6 +179,7 @@ class KnowledgeBase:
             metadata=metadata,
             collection=collection,
             format=format,
+            file=stamp,
         )
         if isinstance(staged, AddReport):
             return staged
@@ -328,11 +339,84 @@ class KnowledgeBase:
                 (file.path, file.size, file.mtime_ns, file.settings, collection, source),
             )
 
+    def source_of_file(
+        self, path: str | os.PathLike[str], *, collection: str = "default"
+    ) -> str | None:
+        """The source of the document read from the file at ``path`` (None: there is none)."""
+        collection = check_name(collection, "collection")
+        if not self._has_tables:
+            return None
+        on_disk = str(Path(path).expanduser().resolve())
+        with self.store.snapshot() as conn:
+            row = conn.execute(
+                "SELECT source FROM kb_documents WHERE collection = ? AND path = ?",
+                (collection, on_disk),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def resolve(self, spelling: str, *, collection: str = "default") -> str:
+        """The source of the one document ``spelling`` names in ``collection``.
+
+        Besides the source itself this accepts the document's file as a path (from
+        the current folder, or absolute) and a path that ends with the source
+        (``docs/cli.md`` for ``cli.md``) or that the source ends with. NotFoundError
+        when none or several documents match; its message names them.
+        """
+        spelling = check_name(spelling, "source")
+        collection = check_name(collection, "collection")
+        if not self._has_tables:
+            raise NotFoundError(f"no document {spelling!r} in collection {collection!r}")
+        with self.store.snapshot() as conn:
+            rows = conn.execute(
+                "SELECT source, path FROM kb_documents WHERE collection = ?", (collection,)
+            ).fetchall()
+        sources = [str(r[0]) for r in rows]
+        if spelling in sources:
+            return spelling
+        wanted = spelling.replace("\\", "/").removeprefix("./")
+        try:
+            on_disk = str(Path(spelling).expanduser().resolve()) if spelling else ""
+        except (OSError, RuntimeError, ValueError):
+            on_disk = ""
+        # The document's own file first; then the longest stretch of path shared.
+        scored: dict[str, int] = {}
+        for source, path in rows:
+            name = str(source)
+            if path is not None and path == on_disk:
+                scored[name] = 1 << 30
+            elif wanted.endswith("/" + name):
+                scored[name] = len(name)
+            elif name.endswith("/" + wanted):
+                scored[name] = len(wanted)
+        best = max(scored.values(), default=0)
+        matches = [name for name, score in scored.items() if score == best]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise NotFoundError(
+                f"{spelling!r} could be any of {', '.join(map(repr, sorted(matches)[:10]))} "
+                f"in collection {collection!r}; give the full source"
+            )
+        close = difflib.get_close_matches(wanted, sources, n=5, cutoff=0.5)
+        hint = (
+            f"did you mean {', '.join(map(repr, close))}?"
+            if close
+            else "see `remembrances kb list` (kb.list()) for what is stored"
+        )
+        raise NotFoundError(f"no document {spelling!r} in collection {collection!r}; {hint}")
+
     def delete(self, source: str, *, collection: str = "default") -> bool:
-        """Delete a document and its chunks; False when there was none."""
+        """Delete a document and its chunks; False when there was none.
+
+        ``source`` may be spelled in any way :meth:`resolve` accepts.
+        """
         source = check_name(source, "source")
         collection = check_name(collection, "collection")
         self._check_writable()
+        try:
+            source = self.resolve(source, collection=collection)
+        except NotFoundError:
+            return False
         with self._write_lock, self.store.transaction() as conn:
             self.store.delete_source(KIND, source, collection=collection)
             conn.execute(
@@ -352,9 +436,13 @@ class KnowledgeBase:
     # -- reading -----------------------------------------------------------------------
 
     def get(self, source: str, *, collection: str = "default") -> Document:
-        """The document with its full text; NotFoundError when there is none."""
+        """The document with its full text; NotFoundError when there is none.
+
+        ``source`` may be spelled in any way :meth:`resolve` accepts.
+        """
         source = check_name(source, "source")
         collection = check_name(collection, "collection")
+        source = self.resolve(source, collection=collection)
         row = None
         if self._has_tables:
             with self.store.snapshot() as conn:

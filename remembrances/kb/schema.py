@@ -31,4 +31,13 @@ KB_MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX kb_documents_path ON kb_documents (path) WHERE path IS NOT NULL;
     """,
+    # 2: the folder a collection was first ingested from: ingested documents are
+    # named by their path under it ("guide/install.md"), whichever folder (that
+    # root or one inside it) a later ingest is pointed at.
+    """
+    CREATE TABLE kb_roots (
+        collection TEXT PRIMARY KEY,
+        root       TEXT NOT NULL
+    );
+    """,
 )

@@ -18,7 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from ..errors import RemembrancesError
+from ..errors import NotFoundError, RemembrancesError
 from ..service import RemembrancesService
 from . import text as render
 from .roots import AllowedRoots
@@ -138,14 +138,31 @@ def build_server(
 
     @tool(READ)
     def kb_get_document(source: str, collection: str | None = None) -> CallToolResult:
-        """Get a stored document's text and metadata by its source."""
+        """Get a stored document's text and metadata by its source (or its file path)."""
         kwargs = {} if collection is None else {"collection": collection}
         return _summary(svc.kb.get(source, **kwargs))
 
+    @tool(READ)
+    def kb_list_documents(
+        collection: str | None = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many.")] = 100,
+    ) -> CallToolResult:
+        """List the stored documents: source, collection, title, size (no text)."""
+        docs = render.plain(svc.kb.list(collection=collection, limit=limit))
+        lines = [
+            f"{d['collection']}/{d['source']}" + (f" ({d['title']})" if d.get("title") else "")
+            for d in docs
+        ]
+        return _result("\n".join(lines) or "No documents.", {"documents": docs})
+
     @tool(DELETE)
     def kb_delete_document(source: str, collection: str | None = None) -> CallToolResult:
-        """Delete a document from the knowledge base."""
+        """Delete a document from the knowledge base (by source, or its file path)."""
         kwargs = {} if collection is None else {"collection": collection}
+        try:
+            source = svc.kb.resolve(source, **kwargs)
+        except NotFoundError as exc:  # its message names the documents that do exist
+            raise ToolError(f"{exc}; nothing was deleted") from exc
         if not svc.kb.delete(source, **kwargs):
             raise ToolError(
                 f"no document {source!r} in collection {collection or 'default'!r}; "

@@ -13,6 +13,7 @@ from .conftest import call, text_of
 
 TOOLS = {
     "kb_add_document", "kb_ingest_path", "kb_search", "kb_get_document", "kb_delete_document",
+    "kb_list_documents",
     "save_event", "search_events", "code_index_project", "code_search", "code_find_symbol",
     "code_outline", "code_references", "code_projects", "search_memory", "enrich_context",
     "memory_stats",

@@ -1,0 +1,131 @@
+"""Documents are named as a user knows them and found by any unambiguous spelling."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from remembrances import NotFoundError, Store
+from remembrances.cli import cli
+from remembrances.kb import KnowledgeBase
+
+ALL = ["README.md", "cli.md", "guide/README.md", "guide/install.md"]
+
+
+@pytest.fixture
+def kb(store: Store) -> KnowledgeBase:
+    return KnowledgeBase(store)
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    root = tmp_path / "project" / "docs"
+    (root / "guide").mkdir(parents=True)
+    (root / "cli.md").write_text("# CLI\n\nThe command line reference.\n")
+    (root / "guide" / "install.md").write_text("# Install\n\nRun pip install.\n")
+    (root / "guide" / "README.md").write_text("# Guide readme\n\nStart here.\n")
+    (root / "README.md").write_text("# Docs readme\n\nAll the docs.\n")
+    return root
+
+
+@pytest.fixture
+def in_project(docs: Path) -> Iterator[Path]:
+    before = Path.cwd()
+    os.chdir(docs.parent)
+    try:
+        yield docs.parent
+    finally:
+        os.chdir(before)
+
+
+def test_ingested_documents_are_named_from_the_ingested_folder(
+    kb: KnowledgeBase, docs: Path
+) -> None:
+    kb.ingest(docs)
+    assert sorted(d.source for d in kb.list()) == ALL
+    assert kb.get("cli.md").path == str(docs / "cli.md")  # the file is still known
+
+
+def test_a_subfolder_ingested_later_keeps_the_collections_names(
+    kb: KnowledgeBase, docs: Path
+) -> None:
+    kb.ingest(docs)
+    (docs / "guide" / "upgrade.md").write_text("# Upgrade\n\nRun pip install -U.\n")
+    report = kb.ingest(docs / "guide")
+    assert report.added == ["upgrade.md"]
+    assert "guide/upgrade.md" in {d.source for d in kb.list()}
+    assert kb.count() == 5
+
+
+def test_any_unambiguous_spelling_finds_the_document(
+    kb: KnowledgeBase, docs: Path, in_project: Path
+) -> None:
+    kb.ingest(docs)
+    for spelling in ("cli.md", "docs/cli.md", "./docs/cli.md", str(docs / "cli.md")):
+        assert kb.get(spelling).source == "cli.md", spelling
+    assert kb.get("install.md").source == "guide/install.md"
+    with pytest.raises(NotFoundError, match=r"did you mean 'cli\.md'"):
+        kb.get("cli.mdx")
+
+
+def test_a_spelling_two_documents_share_names_both(kb: KnowledgeBase, docs: Path) -> None:
+    kb.ingest(docs)
+    kb.add("# Other\n\nOther install notes.\n", source="other/install.md")
+    assert kb.get("x/guide/README.md").source == "guide/README.md"  # the longest match
+    with pytest.raises(NotFoundError, match="could be any of") as ambiguous:
+        kb.get("install.md")
+    message = str(ambiguous.value)
+    assert "'guide/install.md'" in message and "'other/install.md'" in message
+    assert kb.delete("install.md") is False  # nothing deleted when ambiguous
+    assert kb.count() == 5
+
+
+def test_cli_add_after_ingest_replaces_the_document_instead_of_copying_it(
+    tmp_path: Path, docs: Path, in_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REMEMBRANCES_EMBEDDER", "hash:64")
+    db = str(tmp_path / "m.db")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--db", db, "kb", "ingest", "docs"]).exit_code == 0
+    (docs / "cli.md").write_text("# CLI\n\nThe command line reference, revised.\n")
+    added = runner.invoke(cli, ["--db", db, "kb", "add", "docs/cli.md"])
+    assert added.exit_code == 0, added.output
+    assert "cli.md" in added.stdout
+    listed = runner.invoke(cli, ["--db", db, "kb", "list", "--json"])
+    assert sorted(d["source"] for d in json.loads(listed.stdout)) == ALL
+    hits = runner.invoke(cli, ["--db", db, "kb", "search", "command line reference", "--json"])
+    sources = [h["source"] for h in json.loads(hits.stdout)]
+    assert sources.count("cli.md") == 1
+    for spelling in ("cli.md", "docs/cli.md"):
+        got = runner.invoke(cli, ["--db", db, "kb", "get", spelling])
+        assert got.exit_code == 0 and "revised" in got.stdout, spelling
+    # a file added first, then its folder ingested: still one document
+    (docs / "new.md").write_text("# New\n\nA new page.\n")
+    assert runner.invoke(cli, ["--db", db, "kb", "add", "docs/new.md"]).exit_code == 0
+    assert runner.invoke(cli, ["--db", db, "kb", "ingest", "docs"]).exit_code == 0
+    listed = json.loads(runner.invoke(cli, ["--db", db, "kb", "list", "--json"]).stdout)
+    assert [d["source"] for d in listed].count("docs/new.md") == 1
+    assert "new.md" not in [d["source"] for d in listed]
+    missing = runner.invoke(cli, ["--db", db, "kb", "rm", "clii.md"])
+    assert missing.exit_code == 1 and "did you mean 'cli.md'" in missing.stderr
+
+
+def test_documents_named_by_absolute_path_before_are_renamed_on_the_next_ingest(
+    kb: KnowledgeBase, docs: Path
+) -> None:
+    kb.ingest(docs)
+    with kb.store.transaction() as conn:  # how earlier versions named them
+        for source, path in conn.execute("SELECT source, path FROM kb_documents").fetchall():
+            conn.execute("UPDATE chunks SET source = ? WHERE source = ?", (path, source))
+            conn.execute("UPDATE kb_documents SET source = ? WHERE source = ?", (path, source))
+    assert kb.get("cli.md").source == str(docs / "cli.md")
+    kb.ingest(docs)
+    assert sorted(d.source for d in kb.list()) == ALL
+    hits = kb.search("command line reference", limit=10)
+    assert [h.source for h in hits].count("cli.md") == 1
+    assert not any(h.source.startswith("/") for h in hits)
