@@ -7,7 +7,6 @@ from typing import Any
 
 import click
 
-from ..errors import NotFoundError
 from .app import State, cli, json_option, pass_state
 from .options import meta_option, parse_metadata
 from .output import snippet, when
@@ -135,25 +134,16 @@ def list_(
 def rm(state: State, ids: tuple[int, ...]) -> None:
     """Remove events by id (ids are shown by list and search)."""
     log_ = state.service().events
-    wanted = list(dict.fromkeys(ids))
-    missing = [i for i in wanted if not _exists(log_, i)]
-    if missing:  # checked first: a typo in one id deletes nothing
-        raise click.ClickException(
-            f"no event with id {', '.join(map(str, missing))}; nothing was deleted"
-        )
-    deleted = [i for i in wanted if log_.delete(i)]
-    state.out.emit(
-        {"deleted": len(deleted), "ids": deleted},
-        f"removed {len(deleted)} event(s): {', '.join(map(str, deleted))}",
+    deleted: list[int] = []
+    missing: list[int] = []
+    for event_id in dict.fromkeys(ids):
+        (deleted if log_.delete(event_id) else missing).append(event_id)
+    removed = f"removed {len(deleted)} event(s)" + (
+        f": {', '.join(map(str, deleted))}" if deleted else ""
     )
-
-
-def _exists(log_: Any, event_id: int) -> bool:
-    try:
-        log_.get(event_id)
-    except NotFoundError:
-        return False
-    return True
+    if missing:  # say what was removed as well as what was not there
+        raise click.ClickException(f"{removed}; no event with id {', '.join(map(str, missing))}")
+    state.out.emit({"deleted": len(deleted), "ids": deleted}, removed)
 
 
 @events.command(epilog="Example:  remembrances events prune --older-than 90d")

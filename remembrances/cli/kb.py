@@ -5,9 +5,11 @@ from __future__ import annotations
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import click
 
+from ..kb import KnowledgeBase
 from .app import State, cli, json_option, pass_state
 from .options import meta_option, parse_metadata, progress_for
 from .render import hits_view, record, records
@@ -57,18 +59,18 @@ def add(
                 "kb add takes text files"
             ) from None
     knowledge = state.service(create=True).kb
-    from_file = None if str(file) == "-" else file
-    if source is None and from_file is not None:
+    extra: dict[str, Any] = {}
+    if str(file) != "-" and isinstance(knowledge, KnowledgeBase):  # not through --url
         # the document this file already is (added or ingested before), else its path
-        source = knowledge.source_of_file(from_file, collection=collection) or str(file)
-    assert source is not None
+        source = source or knowledge.source_of_file(file, collection=collection)
+        extra["file"] = file
     report = knowledge.add(
         text,
-        source=source,
+        source=source or str(file),
         title=title,
         metadata=parse_metadata(meta),
         collection=collection,
-        file=from_file,
+        **extra,
     )
     data = record(report)
     state.out.emit(
@@ -150,8 +152,8 @@ def get(state: State, source: str, collection: str) -> None:
 def rm(state: State, source: str, collection: str) -> None:
     """Remove a document (SOURCE as for kb get)."""
     knowledge = state.service().kb
-    source = knowledge.resolve(source, collection=collection)  # says which ones exist
     if not knowledge.delete(source, collection=collection):
+        knowledge.get(source, collection=collection)  # its error names what does exist
         raise click.ClickException(f"no document {source!r} in collection {collection!r}")
     state.out.emit(
         {"source": source, "collection": collection, "deleted": True}, f"removed {source}"
