@@ -52,6 +52,16 @@ def recorded_embedder(path: str | os.PathLike[str]) -> str | None:
     return None if row is None else str(row[0])
 
 
+#: The kinds of chunk the domain layers write (Store.search's ``kind``).
+SOURCE_KINDS = ("kb", "event", "code")
+
+
+def source_kinds(memory: Any) -> set[str]:
+    """The kinds a search can be limited to: the layers' own, and any other stored."""
+    stored = memory.stats().get("chunks_by_kind") or {}
+    return set(SOURCE_KINDS) | {str(k) for k in stored}
+
+
 class RemembrancesService:
     """One memory file and one embedder; the domain layers hang off it."""
 

@@ -8,6 +8,7 @@ which SQLite and every provider would reject later, less clearly).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from .errors import InvalidInputError
@@ -32,3 +33,31 @@ def check_text(value: Any, what: str, *, limit: int | None = None, blank_ok: boo
     if limit is not None and len(value) > limit:
         raise InvalidInputError(f"{what} is {len(value):,} characters; the limit is {limit:,}")
     return check_unicode(value, what)
+
+
+def check_choices(
+    values: str | Iterable[str] | None, valid: Iterable[str], what: str
+) -> list[str] | None:
+    """``values`` as known names (a plural such as "events" or "classes" is accepted).
+
+    A filter value nothing could match is a typo, not an empty result: it is an
+    :class:`InvalidInputError` that lists the valid names.
+    """
+    if values is None:
+        return None
+    known = set(valid)
+    chosen: list[str] = []
+    for value in [values] if isinstance(values, str) else list(values):
+        if not isinstance(value, str):
+            raise InvalidInputError(f"{what} must be a string, not {type(value).__name__}")
+        name = value if value in known else value.strip().lower()
+        plural = (name[:-1] if name.endswith("s") else "", name[:-2] if name.endswith("es") else "")
+        for singular in (name, *plural):
+            if singular and singular in known:
+                chosen.append(singular)
+                break
+        else:
+            raise InvalidInputError(
+                f"unknown {what} {value!r}; use one of: {', '.join(sorted(known))}"
+            )
+    return chosen

@@ -9,6 +9,8 @@ import click
 from ..connection import file_kind
 from ..errors import CorruptFileError
 from ..integrity import diagnose, recover
+from ..service import source_kinds
+from ..validation import check_choices
 from .app import State, cli, json_option, pass_state
 from .render import hits_view, records
 
@@ -46,7 +48,7 @@ def stats(state: State) -> None:
 @click.argument("query")
 @click.option("-n", "--limit", default=10, show_default=True, help="How many results.")
 @click.option("--mode", type=MODES, default="hybrid", show_default=True)
-@click.option("--kind", "kinds", multiple=True, help="Only these sources (kb, event, code...).")
+@click.option("--kind", "kinds", multiple=True, help="Only these sources: kb, event, code.")
 @click.option("--collection", "collections", multiple=True, help="Only these collections.")
 @click.option("--min-score", type=float, default=0.0, show_default=True)
 @click.option("--since", default=None, help="Only chunks at/after this ISO time.")
@@ -65,11 +67,12 @@ def search(
     until: str | None,
 ) -> None:
     """Search everything (documents, events, code) by meaning and words at once."""
-    hits = state.service().store.search(
+    svc = state.service()
+    hits = svc.store.search(
         query,
         mode=mode,  # type: ignore[arg-type]
         limit=limit,
-        kind=list(kinds) or None,
+        kind=check_choices(list(kinds), source_kinds(svc), "--kind") if kinds else None,
         collection=list(collections) or None,
         min_score=min_score,
         since=since,
@@ -130,7 +133,7 @@ def check(state: State, repair: bool, recover_to: Path | None) -> None:
     lines = [f"{data['chunks']:,} chunks, {data['vectors']:,} vectors"]
     lines += [f"problem: {p}" for p in report.problems]
     lines += [f"repaired: {r}" for r in report.repaired]
-    if report.damaged:
+    if getattr(report, "damaged", False):  # (a server's report through --url has no such part)
         readable = ", ".join(f"{n:,} {t}" for t, n in report.readable.items() if n)
         lines.append(f"still readable: {readable or 'nothing'}")
         lines.append(

@@ -17,10 +17,12 @@ import apsw
 from ..errors import InvalidInputError, NotFoundError
 from ..records import SearchResult
 from ..store import SearchMode, Store
+from ..validation import check_choices
 from .analysis import file_hash
 from .identifiers import decode_positions
 from .indexer import KIND, check_languages, check_project_name
 from .records import CodeHit, CodeSymbol, OutlineNode, ProjectInfo, ProjectStats, Reference
+from .symbols import SYMBOL_KINDS
 
 MAX_NAME = 1000
 _SYMBOL_COLUMNS = (
@@ -164,9 +166,13 @@ class CodeLookup:
         langs = check_languages(languages)
         if langs is not None:
             where["language"] = langs
+        if project is not None:
+            with self.store.snapshot() as conn:
+                self._project(conn, project)  # an unknown one is an error naming the others
         if kinds is not None:
             kind_list = [kinds] if isinstance(kinds, str) else list(kinds)
-            where["kind"] = [_check_name(k, "kind") for k in kind_list]
+            checked = [_check_name(k, "kind") for k in kind_list]
+            where["kind"] = check_choices(checked, self._symbol_kinds(), "symbol kind")
         if path is not None:
             prefix = _check_name(path, "path").replace("\\", "/").strip("/")
             if prefix.startswith("./"):
@@ -188,6 +194,12 @@ class CodeLookup:
             where=where or None,
         )
         return self._hits(results)
+
+    def _symbol_kinds(self) -> set[str]:
+        """Kinds a search can ask for: those the parser gives, and any stored."""
+        with self.store.snapshot() as conn:
+            stored = {str(r[0]) for r in conn.execute("SELECT DISTINCT kind FROM code_symbols")}
+        return stored | set(SYMBOL_KINDS) | {"file"}
 
     def _is_file(self, rel: str, project: str | None) -> bool:
         with self.store.snapshot() as conn:

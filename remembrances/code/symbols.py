@@ -260,6 +260,18 @@ _SIMPLE_KINDS: dict[str, str] = {
     "property_declaration": "property",
     "section": "section",
 }
+#: Every kind a symbol can have (search filters are checked against these).
+SYMBOL_KINDS = frozenset(_SIMPLE_KINDS.values()) | {
+    "function",
+    "method",
+    "class",
+    "struct",
+    "interface",
+    "enum",
+    "type",
+    "extension",
+    "section",
+}
 
 _UPPER = re.compile(r"^_*[A-Z][A-Z0-9_]*$")
 _SPACES = re.compile(r"\s+")

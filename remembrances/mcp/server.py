@@ -19,7 +19,8 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from ..errors import NotFoundError, RemembrancesError
-from ..service import RemembrancesService
+from ..service import RemembrancesService, source_kinds
+from ..validation import check_choices
 from . import text as render
 from .roots import AllowedRoots
 
@@ -37,6 +38,8 @@ DELETE = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world
 
 Limit = Annotated[int, Field(ge=1, le=100, description="Maximum number of results.")]
 Mode = Literal["hybrid", "vector", "text"]
+#: The plural spellings are accepted too: "events" is what people type.
+SourceKind = Literal["kb", "event", "code", "events"]
 
 
 def _result(message: str, data: Any) -> CallToolResult:
@@ -278,13 +281,15 @@ def build_server(
         query: str,
         limit: Limit = 10,
         kinds: Annotated[
-            list[str] | None, Field(description="Only these sources: kb, event, code.")
+            list[SourceKind] | None,
+            Field(description="Only these sources: kb (documents), event, code."),
         ] = None,
         mode: Mode = "hybrid",
         min_score: Annotated[float, Field(ge=0, le=1)] = 0.0,
     ) -> CallToolResult:
         """Search all memory at once: documents, events and code."""
-        hits = svc.store.search(query, limit=limit, kind=kinds, mode=mode, min_score=min_score)
+        kind = check_choices(kinds, source_kinds(svc), "kind") if kinds else None
+        hits = svc.store.search(query, limit=limit, kind=kind, mode=mode, min_score=min_score)
         return _hits(hits, "Nothing in memory matches.")
 
     @tool(READ)
