@@ -8,6 +8,7 @@ server keeps running.
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import sys
 from collections.abc import Callable, Sequence
@@ -16,8 +17,9 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
+from .. import __version__
 from ..errors import NotFoundError, RemembrancesError
 from ..service import RemembrancesService, source_kinds
 from ..validation import check_choices
@@ -79,18 +81,53 @@ def _summary(obj: Any) -> CallToolResult:
     return _result(message, data)
 
 
+def _argument_errors(tool: str, error: ValidationError) -> str:
+    """pydantic's report on bad arguments, as one line a model can act on."""
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        problems.append(f"{where}: {item['msg']}")
+    return f"bad arguments for {tool}: " + "; ".join(problems)
+
+
+class _Server(MCPServer[Any]):
+    """The SDK's server, with argument errors on one line and unknown arguments refused."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.parameters: dict[str, list[str]] = {}
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Any = None
+    ) -> CallToolResult | Any:
+        known = self.parameters.get(name)
+        unknown = sorted(set(arguments) - set(known)) if known is not None else []
+        if unknown:  # silently ignoring them would drop what the caller meant
+            raise ToolError(
+                f"{name} has no argument {', '.join(map(repr, unknown))}; "
+                f"it takes: {', '.join(known or []) or 'none'}"
+            )
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(_argument_errors(name, exc.__cause__)) from exc.__cause__
+            raise
+
+
 def build_server(
     svc: RemembrancesService, roots: Sequence[str] | None = None, *, name: str = "remembrances"
 ) -> MCPServer[Any]:
     """An MCP server over ``svc``; ingest and index tools accept paths under ``roots`` only."""
     allowed = AllowedRoots(roots)
-    server: MCPServer[Any] = MCPServer(name, instructions=INSTRUCTIONS, log_level="WARNING")
+    server = _Server(name, instructions=INSTRUCTIONS, log_level="WARNING", version=__version__)
 
     def tool(annotations: ToolAnnotations) -> Callable[[Callable[..., CallToolResult]], Any]:
         def register(fn: Callable[..., CallToolResult]) -> Any:
             server.add_tool(
                 _tool_errors(fn), name=fn.__name__, description=fn.__doc__, annotations=annotations
             )
+            server.parameters[fn.__name__] = list(inspect.signature(fn).parameters)
             return fn
 
         return register

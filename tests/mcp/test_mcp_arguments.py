@@ -1,0 +1,75 @@
+"""Bad arguments get one line a model can act on; unknown ones are refused; the version is set."""
+
+from __future__ import annotations
+
+from mcp import ClientSession
+
+import remembrances
+
+from .conftest import call, text_of
+from .test_mcp_server import Drive
+
+
+def _one_line(text: str) -> None:
+    assert "\n" not in text, text
+    assert "http" not in text and "pydantic" not in text.lower(), text
+
+
+def test_argument_errors_are_one_line(drive: Drive) -> None:
+    async def scenario(session: ClientSession) -> None:
+        too_many = await call(session, "kb_search", query="x", limit=1000)
+        assert too_many.is_error
+        _one_line(text_of(too_many))
+        assert "limit" in text_of(too_many) and "100" in text_of(too_many)
+
+        missing = await call(session, "search_memory")
+        assert missing.is_error
+        _one_line(text_of(missing))
+        assert "query: Field required" in text_of(missing)
+
+        typo = await call(session, "search_memory", query="x", kinds=["evnts"])
+        assert typo.is_error
+        _one_line(text_of(typo))
+        assert "kinds.0" in text_of(typo) and "'event'" in text_of(typo)
+
+        several = await call(session, "search_events", limit="many", since=5)
+        assert several.is_error
+        _one_line(text_of(several))
+        assert "limit" in text_of(several) and "since" in text_of(several)
+
+    drive(scenario)
+
+
+def test_unknown_arguments_are_refused_and_named(drive: Drive) -> None:
+    async def scenario(session: ClientSession) -> None:
+        await call(session, "kb_add_document", text="alpha beta", source="a.md")
+        wrong = await call(session, "kb_search", query="alpha", colection="notes")
+        assert wrong.is_error
+        _one_line(text_of(wrong))
+        assert "'colection'" in text_of(wrong) and "collection" in text_of(wrong)
+        right = await call(session, "kb_search", query="alpha", collection="default")
+        assert not right.is_error and right.structured_content["count"] == 1
+
+    drive(scenario)
+
+
+def test_kinds_is_an_enum_in_the_schema_and_the_plural_works(drive: Drive) -> None:
+    async def scenario(session: ClientSession) -> None:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        kinds = tools["search_memory"].input_schema["properties"]["kinds"]
+        assert "enum" in str(kinds) and "'event'" in str(kinds)
+        await call(session, "save_event", content="deployed the payment service", subject="ops")
+        plural = await call(session, "search_memory", query="payment", kinds=["events"])
+        assert not plural.is_error
+        assert [h["kind"] for h in plural.structured_content["results"]] == ["event"]
+
+    drive(scenario)
+
+
+def test_the_server_reports_its_version(drive: Drive) -> None:
+    async def scenario(session: ClientSession) -> None:
+        info = (await session.initialize()).server_info
+        assert info.name == "remembrances"
+        assert info.version == remembrances.__version__ != ""
+
+    drive(scenario)
