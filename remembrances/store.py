@@ -369,13 +369,20 @@ class Store:
 
     # -- writing -----------------------------------------------------------------------
 
-    def prepare(self, chunks: Sequence[Chunk], *, embed: bool = True) -> Prepared:
+    def prepare(
+        self,
+        chunks: Sequence[Chunk],
+        *,
+        embed: bool = True,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Prepared:
         """Validate chunks and compute their vectors (from the cache where possible).
 
         Runs outside any write transaction: embedding is slow and can fail, and the
         previous version of a source must stay intact when it does. Each batch of
         new vectors is cached at once, so an interrupted ingest resumes where it
-        stopped without paying for the same vectors twice.
+        stopped without paying for the same vectors twice. ``progress(done, total)``
+        counts the texts that need the embedder (cached ones cost nothing).
         """
         if self.db.in_transaction:
             raise RuntimeError("prepare() must not run inside a write transaction")
@@ -402,19 +409,32 @@ class Store:
         embedded = 0
         texts = {h: et or t for t, _, et, h, _ in validated}
         if embed and validated:
-            vectors, embedded = self._vectors_for(texts)
+            vectors, embedded = self._vectors_for(texts, progress)
         return Prepared(
             [PreparedChunk(t, m, et, h, ts, vectors.get(h)) for t, m, et, h, ts in validated],
             embedded=embedded,
             cached=len(vectors) - embedded,
         )
 
-    def _vectors_for(self, texts: Mapping[str, str]) -> tuple[dict[str, bytes], int]:
+    def _vectors_for(
+        self, texts: Mapping[str, str], progress: Callable[[int, int], None] | None = None
+    ) -> tuple[dict[str, bytes], int]:
         """Blobs for ``{content_hash: text}``: cached ones, then newly embedded ones."""
         embedder = self._require_embedder()
         found = self._cached(embedder.name, list(texts))
         missing = {h: texts[h] for h in texts if h not in found}
-        found.update(self._embed_into_cache(embedder, missing))
+        step: Callable[[int], None] | None = None
+        if progress is not None and missing:
+            done = [0]
+            report = progress
+            report(0, len(missing))
+
+            def advance(n: int) -> None:
+                done[0] += n
+                report(done[0], len(missing))
+
+            step = advance
+        found.update(self._embed_into_cache(embedder, missing, progress=step))
         return found, len(missing)
 
     def _embed_into_cache(

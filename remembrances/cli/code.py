@@ -24,19 +24,47 @@ def code() -> None:
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--project", default=None, help="Project name [default: the directory name].")
 @click.option("--language", "languages", multiple=True, help="Only these languages.")
+@click.option(
+    "--no-embed",
+    is_flag=True,
+    help="Make it searchable by words now; embed later with `code backfill`.",
+)
 @json_option
 @pass_state
-def index(state: State, path: Path, project: str | None, languages: tuple[str, ...]) -> None:
+def index(
+    state: State, path: Path, project: str | None, languages: tuple[str, ...], no_embed: bool
+) -> None:
     """Index (or incrementally re-index) a repository."""
     indexer = state.service(create=True).code
+    extra: dict[str, Any] = {"embed": False} if no_embed else {}
     with progress_for(state.out, f"indexing {path}", indexer.index) as hook:
-        report = indexer.index(path, project=project, languages=list(languages) or None, **hook)
+        report = indexer.index(
+            path, project=project, languages=list(languages) or None, **extra, **hook
+        )
     data = record(report)
     shown: dict[str, Any] = {k: len(v) if isinstance(v, list) else v for k, v in data.items()}
     timings = data.get("timings")
     if isinstance(timings, dict):
         shown["timings"] = {k: f"{v:.2f}s" for k, v in timings.items()}
     state.out.emit(data, state.out.mapping(shown, title=f"indexed {path}"))
+
+
+@code.command(epilog="Example:  remembrances code index . --no-embed && remembrances code backfill")
+@click.option("--project", default=None, help="Only this project [default: every project].")
+@json_option
+@pass_state
+def backfill(state: State, project: str | None) -> None:
+    """Embed the code chunks still waiting for vectors (after `code index --no-embed`)."""
+    indexer = state.service().code
+    names = [project] if project is not None else [p.name for p in indexer.projects()]
+    done: dict[str, int] = {}
+    for name in names:
+        with progress_for(state.out, f"embedding {name}", indexer.backfill) as hook:
+            done[name] = indexer.backfill(name, **hook)
+    pending = sum(indexer.stats(name).pending_embeddings for name in names)
+    data = {"embedded": done, "pending_embeddings": pending}
+    human = ", ".join(f"{name}: {n:,} embedded" for name, n in done.items()) or "no projects"
+    state.out.emit(data, f"{human}; {pending:,} still waiting")
 
 
 @code.command(epilog="Example:  remembrances code search 'where do we retry failed uploads' -n 5")

@@ -36,15 +36,17 @@ def evaluate(
     from ..evaluation import MODES
     from ..evaluation import evaluate as run
 
-    result = run(
-        directory,
-        split=split,
-        embedder=embeddings.create(state.embedder),
-        kind=kind,  # type: ignore[arg-type]
-        modes=modes or MODES,  # type: ignore[arg-type]
-        k=k,
-        progress=None if state.out.as_json else state.out.err.print,
-    )
+    # Each phase (loading the corpus, then each mode's queries) gets its own bar.
+    with state.out.progress(f"evaluating {directory.name}") as task:
+        result = run(
+            directory,
+            split=split,
+            embedder=embeddings.create(state.embedder),
+            kind=kind,  # type: ignore[arg-type]
+            modes=modes or MODES,  # type: ignore[arg-type]
+            k=k,
+            progress=task.describe,
+        )
     if state.out.as_json:
         state.out.json(record(result))
         return

@@ -161,6 +161,7 @@ class _RateTask(_RichTask):
     def describe(self, text: str) -> None:
         if self._progress.tasks[self._task].description != text:
             self._started = time.perf_counter()
+            self._progress.update(self._task, rate="")  # not the last phase's rate
         super().describe(text)
 
     def done(self, completed: int) -> None:

@@ -77,11 +77,16 @@ class CodeIndexer:
             progress=progress,
         )
 
-    def backfill(self, project: str, *, limit: int | None = None) -> int:
-        """Embed chunks still waiting for vectors; returns how many got one."""
+    def backfill(
+        self, project: str, *, limit: int | None = None, progress: Progress | None = None
+    ) -> int:
+        """Embed chunks still waiting for vectors; returns how many got one.
+
+        ``progress("embedded", done, total)`` counts them as they are embedded.
+        """
         name = check_project_name(project)
         project_id = self._project_id(name)  # NotFoundError for an unknown project
-        done = self._indexer.backfill(name, limit=limit)
+        done = self._indexer.backfill(name, limit=limit, progress=progress)
         self._indexer.mark_embedded(project_id, name)
         return done
 

@@ -68,8 +68,9 @@ def ingest(
 ) -> IngestReport:
     """One incremental pass over a file or a directory tree; see the module docstring.
 
-    ``progress("files", done, total)`` is called as files are handled (embedding
-    happens in groups, so the count advances in steps while a group is embedded).
+    ``progress("files", done, total)`` is called as files are read and chunked;
+    while a group of them is embedded, ``progress("embedding", done, total)``
+    counts the chunks that need the embedder, and then files are counted again.
 
     A file named directly is ingested whatever its extension; in a directory only
     files matching ``patterns`` (gitignore-style globs; default: Markdown, text,
@@ -150,10 +151,10 @@ def ingest(
         staged.label = item.relative
         group.append(staged)
         if sum(len(s.chunks) for s in group) >= EMBED_GROUP_CHUNKS:
-            _flush(kb, group, report)
+            _flush(kb, group, report, _embedding(progress, done + 1, len(files)))
             group = []
     if group:
-        _flush(kb, group, report)
+        _flush(kb, group, report, _embedding(progress, len(files), len(files)))
     for old in renamed:
         kb.delete(old, collection=collection)
     if progress is not None:
@@ -216,8 +217,28 @@ def _source_for(
     return name
 
 
-def _flush(kb: KnowledgeBase, group: list[StagedDocument], report: IngestReport) -> None:
-    done = kb._commit(group)
+def _embedding(
+    progress: Callable[[str, int, int], None] | None, files_done: int, files: int
+) -> Callable[[int, int], None] | None:
+    """The group's embedding as its own phase; files are counted again when it ends."""
+    if progress is None:
+        return None
+
+    def report(done: int, total: int) -> None:
+        progress("embedding", done, total)
+        if done == total:
+            progress("files", files_done, files)
+
+    return report
+
+
+def _flush(
+    kb: KnowledgeBase,
+    group: list[StagedDocument],
+    report: IngestReport,
+    progress: Callable[[int, int], None] | None = None,
+) -> None:
+    done = kb._commit(group, progress)
     report.embedded += done.embedded
     report.cached += done.cached
     report.chunks += done.chunks

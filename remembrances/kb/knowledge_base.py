@@ -264,9 +264,13 @@ class KnowledgeBase:
             file=file,
         )
 
-    def _commit(self, staged: Sequence[StagedDocument]) -> _Committed:
+    def _commit(
+        self,
+        staged: Sequence[StagedDocument],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> _Committed:
         """Embed every staged document's chunks, then write them all in one transaction."""
-        prepared = self.store.prepare([c for s in staged for c in s.chunks])
+        prepared = self.store.prepare([c for s in staged for c in s.chunks], progress=progress)
         done = _Committed(embedded=prepared.embedded, cached=prepared.cached)
         now = time.time()
         with self._write_lock, self.store.transaction() as conn:

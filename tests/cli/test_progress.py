@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 import remembrances
@@ -80,3 +81,77 @@ def test_a_function_without_a_progress_parameter_gets_an_indeterminate_bar(
         assert hook == {}
         export(tmp_path / "out.txt")
     assert "exporting" in buffer.getvalue()
+
+
+def test_kb_ingest_counts_the_chunks_it_embeds_as_their_own_phase(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(3):
+        (docs / f"n{i}.md").write_text(f"# Note {i}\n\nbody {i}\n\n## More\n\nmore {i}\n")
+    calls: list[tuple[str, int, int]] = []
+    with remembrances.open(tmp_path / "m.db", embedder="hash:64") as svc:
+        svc.kb.ingest(docs, progress=lambda *a: calls.append(a))
+    embedding = [c for c in calls if c[0] == "embedding"]
+    assert embedding, calls
+    assert embedding[0][1] == 0 and embedding[-1][1] == embedding[-1][2] == 6  # 6 chunks
+    after = calls[calls.index(embedding[-1]) + 1 :]
+    assert after and after[-1] == ("files", 3, 3)  # the files' bar comes back at the end
+
+
+def test_a_new_phase_starts_without_the_last_phases_rate() -> None:
+    out, _ = _terminal_output()
+    with out.progress("indexing") as task:
+        task.describe("indexing: parsed")
+        task.total(1000)
+        task.done(1000)
+        task.describe("indexing: embedded")
+        task.total(10)
+        rate = out_rate(task)
+    assert rate == ""
+
+
+def out_rate(task: object) -> str:
+    progress = task._progress  # type: ignore[attr-defined]
+    return str(progress.tasks[task._task].fields["rate"])  # type: ignore[attr-defined]
+
+
+def test_code_index_no_embed_then_backfill_from_the_cli(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from remembrances.cli import cli
+
+    db = str(tmp_path / "m.db")
+    repo = _repo(tmp_path / "repo")
+    runner = CliRunner()
+    indexed = runner.invoke(
+        cli, ["--db", db, "--embedder", "hash:64", "code", "index", str(repo), "--no-embed"]
+    )
+    assert indexed.exit_code == 0, indexed.output
+    with remembrances.open(db) as svc:
+        assert svc.code.stats("repo").pending_embeddings == 3
+        assert svc.code.search("f1", mode="text")  # searchable by words already
+    done = runner.invoke(cli, ["--db", db, "code", "backfill", "--json"])
+    assert done.exit_code == 0, done.output
+    assert '"repo": 3' in done.stdout and '"pending_embeddings": 0' in done.stdout
+    with remembrances.open(db) as svc:
+        assert svc.code.stats("repo").pending_embeddings == 0
+    nope = runner.invoke(cli, ["--db", db, "code", "backfill", "--project", "nope"])
+    assert nope.exit_code == 1 and "no code project named 'nope'" in nope.stderr
+
+
+def test_eval_shows_a_bar_per_phase_on_a_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from remembrances.cli import cli, output
+    from tests.cli.test_cli_layers import _beir
+
+    monkeypatch.setattr(output, "_is_tty", lambda: True)
+    result = CliRunner().invoke(
+        cli, ["--embedder", "hash:64", "eval", str(_beir(tmp_path / "beir")), "--mode", "text"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "searching 2 queries, mode text" in result.stderr
+    assert "0:00:0" in result.stderr  # a bar with its elapsed time, not a bare line
+    assert "nDCG@10" in result.stdout
