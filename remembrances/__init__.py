@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .errors import (
     ClosedError,
     CorruptFileError,
@@ -18,10 +21,36 @@ from .errors import (
     SchemaVersionError,
     StorageError,
 )
-from .evaluation import evaluate
-from .records import Chunk, SearchResult, StoredChunk, WriteReport
-from .service import RemembrancesService, open
-from .store import Reranker, Store
+
+if TYPE_CHECKING:
+    from .evaluation import evaluate
+    from .records import Chunk, SearchResult, StoredChunk, WriteReport
+    from .service import RemembrancesService, open
+    from .store import Reranker, Store
+
+# Imported on first use: a process that only needs the errors, or the CLI talking
+# to a server (``--url``), does not pay for numpy, apsw and the store.
+_LAZY = {
+    "evaluate": ".evaluation",
+    "Chunk": ".records",
+    "SearchResult": ".records",
+    "StoredChunk": ".records",
+    "WriteReport": ".records",
+    "RemembrancesService": ".service",
+    "open": ".service",
+    "Reranker": ".store",
+    "Store": ".store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Chunk",

@@ -8,13 +8,15 @@ import sys
 from collections.abc import Callable
 from functools import cached_property, update_wrapper
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
 from ..errors import RemembrancesError
-from ..service import RemembrancesService, default_path
 from .output import Output
+
+if TYPE_CHECKING:  # the service (numpy, apsw...) is imported only when a file is opened
+    from ..service import RemembrancesService
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -26,14 +28,28 @@ class State:
     """What the global options chose; the service is opened on first use."""
 
     def __init__(
-        self, db: Path, embedder: str | None, as_json: bool, debug: bool, url: str | None = None
+        self,
+        db: Path | None,
+        embedder: str | None,
+        as_json: bool,
+        debug: bool,
+        url: str | None = None,
     ) -> None:
-        self.db = db
+        self._db = db
         self.url = url
         self.embedder = embedder
         self.as_json = as_json
         self.debug = debug
         self._service: RemembrancesService | None = None
+
+    @cached_property
+    def db(self) -> Path:
+        """``--db``, else ``$REMEMBRANCES_DB``, else ``./.remembrances/memory.db``."""
+        if self._db is not None:
+            return self._db
+        from ..service import default_path
+
+        return default_path()
 
     @cached_property
     def out(self) -> Output:
@@ -51,7 +67,7 @@ class State:
 
             # The client answers the same calls with the records the server sent.
             remote = RemoteMemory(self.url, token=os.environ.get("REMEMBRANCES_TOKEN") or None)
-            self._service = cast(RemembrancesService, remote)
+            self._service = cast("RemembrancesService", remote)
         if self._service is None:
             if not self.db.exists():
                 if not create:
@@ -173,7 +189,7 @@ def cli(
             f"{ctx.invoked_subcommand} works on a local file; run it without --url "
             "(unset REMEMBRANCES_URL)"
         )
-    ctx.obj = State(db or default_path(), embedder, as_json, debug, url or None)
+    ctx.obj = State(db, embedder, as_json, debug, url or None)
 
 
 #: Commands that serve the file themselves, and commands that only make sense on one.

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from .. import embeddings
 from .app import State, cli, json_option, pass_state
 from .render import record
 
@@ -33,6 +32,7 @@ def evaluate(
 ) -> None:
     """Measure nDCG, recall and MRR of each search mode on a BEIR-layout folder
     (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv), in a temporary store."""
+    from ..embeddings import create as create_embedder
     from ..evaluation import MODES
     from ..evaluation import evaluate as run
 
@@ -41,7 +41,7 @@ def evaluate(
         result = run(
             directory,
             split=split,
-            embedder=embeddings.create(state.embedder),
+            embedder=create_embedder(state.embedder),
             kind=kind,  # type: ignore[arg-type]
             modes=modes or MODES,  # type: ignore[arg-type]
             k=k,

@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 
-from .. import embeddings
 from .app import State, cli, json_option, pass_state
 from .render import record
 
@@ -42,9 +41,10 @@ def reembed(state: State, spec: str | None, batch_size: int | None) -> None:
         raise click.UsageError("give the new model with --embedder SPEC")
     if not state.db.exists():
         raise click.ClickException(f"no memory file at {state.db}")
+    from ..embeddings import create as create_embedder
     from ..reembed import reembed as run
 
-    new = embeddings.create(spec)
+    new = create_embedder(spec)
     with state.out.progress(f"re-embedding for {new.name}") as task:
 
         def progress(done: int, total: int) -> None:

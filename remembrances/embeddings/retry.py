@@ -7,7 +7,6 @@ after the last attempt.
 
 from __future__ import annotations
 
-import email.utils
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -80,6 +79,8 @@ def parse_retry_after(headers: Mapping[str, Any] | Any) -> float | None:
         return max(float(value), 0.0)
     except (TypeError, ValueError):
         pass
+    import email.utils  # only for an HTTP-date Retry-After; costly to import up front
+
     try:
         when = email.utils.parsedate_to_datetime(str(value))
     except (TypeError, ValueError):
