@@ -22,6 +22,7 @@ the Store holds a lock around each use.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from . import vec0_storage
 from .embeddings.base import Vectors
 
 _GROWTH = 1.125
@@ -107,6 +109,7 @@ class VectorIndex:
         self.threads = threads or SCAN_THREADS
         self.words = (dim + 63) // 64  # uint64 words of sign bits per row
         self.loaded = False
+        self.loaded_from = ""  # "vec0" (packed blobs) or "rows" (chunk rows), once loaded
         self.seq = 0  # last vector_log entry applied
         self._reset(0)
 
@@ -164,6 +167,46 @@ class VectorIndex:
             self._compact()
 
     def _load_all(self, conn: Any, last_seq: int) -> None:
+        packed = vec0_storage.read(conn, self.dim, growth=_GROWTH)
+        if packed is not None:
+            self._adopt(conn, packed)
+        else:
+            self._load_rows(conn)
+        self.loaded_from = "vec0" if packed is not None else "rows"
+        self.seq = last_seq
+        self.loaded = True
+
+    def _adopt(self, conn: Any, packed: vec0_storage.Vec0Rows) -> None:
+        """Take the arrays read from vec0's tables; times come from the ``ts`` index."""
+        self._reset(0)
+        n, capacity = packed.count, len(packed.matrix)
+        self.matrix, self.ids, self.n = packed.matrix, packed.ids, n
+        self.alive = np.zeros(capacity, dtype=bool)
+        self.alive[:n] = True
+        for column, target in (("kind", "kinds"), ("collection", "collections")):
+            values = np.zeros(capacity, dtype=np.int32)
+            names = packed.names[column]
+            if names:
+                translate = np.array([self._code(name) for name in names], dtype=np.int32)
+                values[:n] = translate[packed.codes[column]]
+            setattr(self, target, values)
+        top = int(self.ids[:n].max()) if n else 0
+        self.row_of = np.full(max(16, top + 1), -1, dtype=np.int32)
+        self.row_of[self.ids[:n]] = np.arange(n, dtype=np.int32)
+        self.ts = np.zeros(capacity, dtype=np.float64)
+        self.ts[:n] = np.nan
+        timed = conn.execute("SELECT id, ts FROM chunks WHERE ts IS NOT NULL").fetchall()
+        if timed:
+            pairs = np.fromiter(
+                itertools.chain.from_iterable(timed), dtype=np.float64, count=2 * len(timed)
+            ).reshape(-1, 2)
+            chunk_ids = pairs[:, 0].astype(np.int64)
+            known = chunk_ids < len(self.row_of)
+            rows = self.row_of[chunk_ids[known]]
+            self.ts[rows[rows >= 0]] = pairs[:, 1][known][rows >= 0]
+
+    def _load_rows(self, conn: Any) -> None:
+        """The slow path: every row of ``chunks``, for a file whose vec0 tables we cannot read."""
         count = conn.execute("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL").fetchone()[
             0
         ]
@@ -173,8 +216,6 @@ class VectorIndex:
             "WHERE embedding IS NOT NULL ORDER BY id"
         )
         self._append(rows)
-        self.seq = last_seq
-        self.loaded = True
 
     def _add_rows(self, conn: Any, chunk_ids: Sequence[int]) -> None:
         for start in range(0, len(chunk_ids), 5000):
