@@ -45,7 +45,9 @@ def build(path: Path) -> None:
             for chunk_id in (5, 77, 140):
                 vector = rng.standard_normal(DIM).astype(np.float32)
                 vector /= np.linalg.norm(vector)
-                conn.execute("UPDATE chunks SET embedding = ? WHERE id = ?", (to_blob(vector), chunk_id))
+                conn.execute(
+                    "UPDATE chunks SET embedding = ? WHERE id = ?", (to_blob(vector), chunk_id)
+                )
 
 
 def both_ways(path: Path) -> tuple[VectorIndex, VectorIndex]:
