@@ -18,7 +18,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from .errors import InvalidInputError
@@ -220,3 +220,22 @@ def format_results(results: Iterable[Any], style: Style = "text", **options: Any
     if style == "json":
         return format_json(results, **options)
     raise InvalidInputError(f"style must be 'text', 'xml' or 'json', not {style!r}")
+
+
+#: Record fields that hold a time: every interface shows them as ISO 8601 UTC.
+TIME_FIELDS = frozenset(
+    {"ts", "at", "created_at", "updated_at", "indexed_at", "recorded_at", "occurred_at"}
+)
+
+
+def iso_time(value: Any) -> Any:
+    """Epoch seconds or a datetime as ISO 8601 UTC; anything else unchanged."""
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return moment.astimezone(UTC).isoformat()
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        try:
+            return datetime.fromtimestamp(float(value), UTC).isoformat()
+        except (OverflowError, OSError, ValueError):
+            return value
+    return value

@@ -13,9 +13,9 @@ Each line is one JSON object with a ``type``; the first is a header.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -54,7 +54,7 @@ def export_records(svc: RemembrancesService, report: TransferReport) -> Iterator
         "type": FORMAT,
         "version": VERSION,
         "embedder": svc.store.embedder_name,
-        "exported_at": time.time(),
+        "exported_at": datetime.now(UTC).isoformat(),
     }
     yield from _layer(report, "kb", lambda: _kb_documents(svc))
     yield from _layer(report, "events", lambda: _events(svc))

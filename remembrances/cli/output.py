@@ -210,8 +210,19 @@ def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def when(ts: float | None) -> str:
-    """Epoch seconds as a readable UTC time."""
-    if ts is None:
+def when(ts: float | str | datetime | None) -> str:
+    """A time (epoch seconds, ISO text or a datetime) as a readable UTC time."""
+    if ts is None or ts == "":
         return "-"
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    if isinstance(ts, str):
+        try:
+            moment = datetime.fromisoformat(ts)
+        except ValueError:
+            return ts
+    elif isinstance(ts, datetime):
+        moment = ts
+    else:
+        moment = datetime.fromtimestamp(ts, UTC)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

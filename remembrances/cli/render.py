@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from ..formatting import TIME_FIELDS, iso_time
 from .output import Output, snippet, when
 
 #: Fields an agent or a script never needs: internal ids and vectors.
@@ -27,7 +28,7 @@ def record(obj: Any) -> dict[str, Any]:
         data = {k: v for k, v in vars(obj).items() if not k.startswith("_")}
     else:
         return {"value": obj}
-    return {k: v for k, v in data.items() if k not in HIDDEN}
+    return {k: iso_time(v) if k in TIME_FIELDS else v for k, v in data.items() if k not in HIDDEN}
 
 
 def records(items: Iterable[Any]) -> list[dict[str, Any]]:
@@ -59,8 +60,8 @@ def origin(data: Mapping[str, Any]) -> str:
     if name and str(name) not in where:
         where += f"  {name}"
     ts = first(data, "ts", "at")
-    if isinstance(ts, int | float) and first(data, "kind") == "event":
-        where += f"  ({when(float(ts))})"
+    if ts is not None and first(data, "kind") == "event":
+        where += f"  ({when(ts)})"
     return where
 
 

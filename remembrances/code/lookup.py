@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,7 @@ class CodeLookup:
                 "SELECT p.name, p.root, (SELECT count(*) FROM code_files f "
                 "WHERE f.project_id = p.id), p.indexed_at FROM code_projects p ORDER BY p.name"
             ).fetchall()
-        return [ProjectInfo(str(n), str(r), int(c), t) for n, r, c, t in rows]
+        return [ProjectInfo(str(n), str(r), int(c), _time(t)) for n, r, c, t in rows]
 
     def stats(self, project: str) -> ProjectStats:
         with self.store.snapshot() as conn:
@@ -124,7 +125,7 @@ class CodeLookup:
             languages={str(k): int(v) for k, v in languages.items()},
             symbol_kinds={str(k): int(v) for k, v in kinds.items()},
             files_with_errors=int(errors),
-            indexed_at=indexed_at,
+            indexed_at=_time(indexed_at),
         )
 
     def remove(self, project: str) -> int:
@@ -423,3 +424,8 @@ def _current_lines(path: Path, stored_hash: str) -> tuple[list[str], bool]:
     except OSError:
         return [], True
     return data.decode("utf-8", "replace").splitlines(), file_hash(data) != stored_hash
+
+
+def _time(value: Any) -> datetime | None:
+    """An epoch time from the table as an aware UTC datetime."""
+    return None if value is None else datetime.fromtimestamp(float(value), UTC)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any
 
 from .discovery import SkippedFile
@@ -136,10 +137,10 @@ class ProjectInfo:
     name: str
     root: str
     files: int
-    indexed_at: float | None
+    indexed_at: datetime | None  # aware, UTC
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return _iso(asdict(self))
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,12 @@ class ProjectStats:
     languages: dict[str, int]
     symbol_kinds: dict[str, int]
     files_with_errors: int
-    indexed_at: float | None
+    indexed_at: datetime | None  # aware, UTC
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return _iso(asdict(self))
+
+
+def _iso(data: dict[str, Any]) -> dict[str, Any]:
+    """Times as ISO 8601 strings, as every record's ``to_dict`` gives them."""
+    return {k: v.isoformat() if isinstance(v, datetime) else v for k, v in data.items()}

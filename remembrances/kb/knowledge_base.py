@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -641,8 +642,8 @@ def _document(row: Sequence[Any], *, text: str | None = None) -> Document:
         chars=int(row[6]),
         bytes=int(row[7]),
         chunks=int(row[8]),
-        created_at=float(row[9]),
-        updated_at=float(row[10]),
+        created_at=datetime.fromtimestamp(float(row[9]), UTC),
+        updated_at=datetime.fromtimestamp(float(row[10]), UTC),
         path=row[11],
         text=text,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 
@@ -19,8 +20,8 @@ class Document:
     chars: int
     bytes: int
     chunks: int
-    created_at: float
-    updated_at: float
+    created_at: datetime  # aware, UTC
+    updated_at: datetime
     path: str | None = None
     text: str | None = None
 
@@ -35,8 +36,8 @@ class Document:
             "chars": self.chars,
             "bytes": self.bytes,
             "chunks": self.chunks,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
+            "created_at": self.created_at.isoformat(),
+            "updated_at": self.updated_at.isoformat(),
             "path": self.path,
             **({"text": self.text} if self.text is not None else {}),
         }

@@ -8,6 +8,8 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from ..formatting import TIME_FIELDS, iso_time
+
 #: Never shown to an agent: internal ids, vectors, hashes.
 HIDDEN = frozenset(
     {"id", "chunk_id", "symbol_id", "parent_id", "embedding", "vector", "content_hash",
@@ -20,7 +22,11 @@ TEXT_CHARS = 1200
 def plain(obj: Any) -> Any:
     """A JSON-safe value for any record the library returns, without internals."""
     if isinstance(obj, Mapping):
-        return {str(k): plain(v) for k, v in obj.items() if k not in HIDDEN}
+        return {
+            str(k): plain(iso_time(v) if k in TIME_FIELDS else v)
+            for k, v in obj.items()
+            if k not in HIDDEN
+        }
     if hasattr(obj, "to_dict"):
         return plain(obj.to_dict())
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -114,8 +120,8 @@ def _event_hit(hit: Any) -> Any:
     if isinstance(meta, dict) and "subject" in meta:
         hit["subject"] = meta["subject"]
         hit["metadata"] = {k: v for k, v in meta.items() if k != "subject"}
-    if isinstance(hit.get("ts"), int | float):
-        hit["at"] = datetime.fromtimestamp(hit.pop("ts"), UTC).isoformat()
+    if hit.get("ts") is not None:
+        hit["at"] = iso_time(hit.pop("ts"))
     return hit
 
 
