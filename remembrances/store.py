@@ -328,9 +328,9 @@ class Store:
         if name != embedder.name or dim != embedder.dim:
             raise EmbedderMismatchError(
                 f"{self.path} was written with embedder {name!r} ({dim} dims) but was opened "
-                f"with {embedder.name!r} ({embedder.dim} dims). Open it with embedder={name!r}, "
-                f"or re-embed it for the new model with: remembrances --db {self.path} reembed "
-                f"--embedder {embedder.name}"
+                f"with {embedder.name!r} ({embedder.dim} dims). Open it with that embedder "
+                f"(--embedder {name}, or embedder={name!r} in Python), or re-embed it for the "
+                f"new model with: remembrances --db {self.path} reembed --embedder {embedder.name}"
             )
 
     def _require_embedder(self) -> Embedder:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable
 from functools import cached_property, update_wrapper
@@ -110,10 +111,32 @@ class RootGroup(click.Group):
 
 
 def _one_line(exc: BaseException) -> str:
-    message = " ".join(str(exc).split()) or type(exc).__name__
+    message = _cli_words(" ".join(str(exc).split()) or type(exc).__name__)
     if isinstance(exc, USER_ERRORS):
         return message
     return f"unexpected {type(exc).__name__}: {message} (rerun with --debug for the traceback)"
+
+
+def _option_names(group: click.Group) -> dict[str, str]:
+    """Python parameter names (``older_than``) -> the option that sets them (``--older-than``)."""
+    names: dict[str, str] = {}
+    for command in group.commands.values():
+        if isinstance(command, click.Group):
+            names.update(_option_names(command))
+        for param in command.params:
+            longest = max(param.opts, key=len) if param.opts else ""
+            if param.name and "_" in param.name and longest.startswith("--"):
+                names[param.name] = longest
+    return names
+
+
+def _cli_words(message: str) -> str:
+    """The library names Python parameters; a CLI user needs the options that set them."""
+    names = _option_names(cli)
+    if names:
+        pattern = r"(?<![\w-])(" + "|".join(map(re.escape, sorted(names))) + r")\b(?!=)"
+        message = re.sub(pattern, lambda m: names[m.group(1)], message)
+    return re.sub(r"\(--(\w[\w-]*) ([^,()]+), or \w+=[^)]* in Python\)", r"(--\1 \2)", message)
 
 
 def pass_state(fn: F) -> F:

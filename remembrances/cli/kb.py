@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ..kb import KnowledgeBase
+from ..kb.discovery import DEFAULT_MAX_BYTES
 from .app import State, cli, json_option, pass_state
 from .options import meta_option, parse_metadata, progress_for
 from .render import hits_view, record, records
@@ -83,14 +84,24 @@ def add(
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option("--collection", default="default", show_default=True)
 @click.option("--pattern", "patterns", multiple=True, help="Only files matching (repeatable).")
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_BYTES,
+    show_default=True,
+    help="Skip files larger than this.",
+)
 @json_option
 @pass_state
-def ingest(state: State, path: Path, collection: str, patterns: tuple[str, ...]) -> None:
+def ingest(
+    state: State, path: Path, collection: str, patterns: tuple[str, ...], max_bytes: int
+) -> None:
     """Ingest a file or directory tree; unchanged files are skipped, deleted ones removed."""
     knowledge = state.service(create=True).kb
+    extra: dict[str, Any] = {} if max_bytes == DEFAULT_MAX_BYTES else {"max_bytes": max_bytes}
     with progress_for(state.out, f"ingesting {path}", knowledge.ingest) as hook:
         report = knowledge.ingest(
-            path, collection=collection, patterns=list(patterns) or None, **hook
+            path, collection=collection, patterns=list(patterns) or None, **extra, **hook
         )
     data = record(report)
     state.out.emit(data, state.out.mapping(_counts(data), title=f"ingested {path}"))

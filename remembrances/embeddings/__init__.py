@@ -57,6 +57,11 @@ def create(spec: str | None = None, **options: Any) -> Embedder:
 
         return LocalEmbedder(**options)
     if provider == "hash":
+        if not (model or "64").strip().isdigit():
+            raise EmbedderUnavailableError(
+                f"bad hash embedder spec {spec!r}: the part after 'hash:' is the dimension, "
+                "a whole number, as in hash:64"
+            )
         try:
             return HashEmbedder(int(model or 64))
         except ValueError as exc:

@@ -164,7 +164,8 @@ def read_text(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> FileText:
     if size > max_bytes:
         return FileText(
             None,
-            f"too large: {size:,} bytes (the limit is {max_bytes:,}; raise max_bytes)",
+            f"too large: {size:,} bytes (the limit is {max_bytes:,}; raise it with "
+            "--max-bytes, or max_bytes= in Python)",
             size,
             mtime,
         )
