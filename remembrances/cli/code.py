@@ -42,7 +42,11 @@ def index(
             path, project=project, languages=list(languages) or None, **extra, **hook
         )
     data = record(report)
-    shown: dict[str, Any] = {k: len(v) if isinstance(v, list) else v for k, v in data.items()}
+    shown: dict[str, Any] = {
+        k: len(v) if isinstance(v, list) else v
+        for k, v in data.items()
+        if k != "skipped"  # files_skipped counts them
+    }
     timings = data.get("timings")
     if isinstance(timings, dict):
         shown["timings"] = {k: f"{v:.2f}s" for k, v in timings.items()}

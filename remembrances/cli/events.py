@@ -21,24 +21,25 @@ def events() -> None:
     """Events: log, search, list, remove, prune, subjects."""
 
 
-def _rows(items: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+def _table(state: State, items: list[dict[str, Any]], title: str = "") -> Any:
+    """Events as a table; the score column only when the events were scored (a search)."""
+    scored = any(e.get("score") is not None for e in items)
     rows = []
     for e in items:
-        shown = _time(first(e, "occurred_at", "at", "ts"))
-        score = e.get("score")
-        rows.append(
-            (
-                first(e, "id", "event_id", default=""),
-                shown,
-                e.get("subject") or "",
-                snippet(str(first(e, "content", "text", default="")), 160),
-                "" if score is None else f"{score:.3f}",
-            )
-        )
-    return rows
+        row = [
+            first(e, "id", "event_id", default=""),
+            _time(first(e, "occurred_at", "at", "ts")),
+            e.get("subject") or "",
+            snippet(str(first(e, "content", "text", default="")), 160),
+        ]
+        if scored:
+            score = e.get("score")
+            row.append("" if score is None else f"{score:.3f}")
+        rows.append(row)
+    return state.out.table(COLUMNS + (("score",) if scored else ()), rows, title=title)
 
 
-COLUMNS = ("id", "at", "subject", "content", "score")
+COLUMNS = ("id", "at", "subject", "content")
 
 
 def _time(value: Any) -> str:
@@ -66,7 +67,7 @@ def log(state: State, content: str, subject: str, at: str | None, meta: tuple[st
         content, subject=subject, at=at, metadata=parse_metadata(meta)
     )
     data = record(event)
-    state.out.emit(data, state.out.table(COLUMNS, _rows([data]), title="logged"))
+    state.out.emit(data, _table(state, [data], title="logged"))
 
 
 def _window_options(fn: Any) -> Any:
@@ -104,7 +105,7 @@ def search(
         query, subject=subject, since=since, until=until, last=last, limit=limit, recency=recency
     )
     data = records(hits)
-    state.out.emit(data, state.out.table(COLUMNS, _rows(data)))
+    state.out.emit(data, _table(state, data))
 
 
 @events.command("list", epilog="Example:  remembrances events list --subject deploys -n 20")
@@ -124,7 +125,7 @@ def list_(
         subject=subject, since=since, until=until, last=last, limit=limit
     )
     data = records(items)
-    state.out.emit(data, state.out.table(COLUMNS, _rows(data)))
+    state.out.emit(data, _table(state, data))
 
 
 @events.command(epilog="Example:  remembrances events rm 42 43")

@@ -51,8 +51,8 @@ def stats(state: State) -> None:
 @click.option("--kind", "kinds", multiple=True, help="Only these sources: kb, event, code.")
 @click.option("--collection", "collections", multiple=True, help="Only these collections.")
 @click.option("--min-score", type=float, default=0.0, show_default=True)
-@click.option("--since", default=None, help="Only chunks at/after this ISO time.")
-@click.option("--until", default=None, help="Only chunks at/before this ISO time.")
+@click.option("--since", default=None, help="Only events at/after this ISO time.")
+@click.option("--until", default=None, help="Only events at/before this ISO time.")
 @json_option
 @pass_state
 def search(
@@ -66,8 +66,19 @@ def search(
     since: str | None,
     until: str | None,
 ) -> None:
-    """Search everything (documents, events, code) by meaning and words at once."""
+    """Search everything (documents, events, code) by meaning and words at once.
+
+    Only events have a time: with --since/--until the search covers events only
+    (and says so when other kinds were asked for).
+    """
     svc = state.service()
+    if (since or until) and (not kinds or set(kinds) - {"event", "events"}):
+        state.out.err.print(
+            "note: --since/--until select events only (documents and code have no time); "
+            "searching events",
+            markup=False,
+        )
+        kinds = ("event",)
     hits = svc.store.search(
         query,
         mode=mode,  # type: ignore[arg-type]

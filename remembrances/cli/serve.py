@@ -32,8 +32,15 @@ def serve_mcp(state: State, roots: tuple[Path, ...], http: bool, port: int) -> N
     """Run the MCP server (stdio by default). Logs go to stderr; stdout is the protocol."""
     from ..mcp import serve
 
+    svc = state.service(create=True)
+    if http:  # stdout is not the protocol here: say where the server is
+        state.out.err.print(
+            f"serving MCP for {state.db} at http://127.0.0.1:{port}/mcp (Ctrl-C to stop)",
+            markup=False,
+            soft_wrap=True,
+        )
     serve(
-        state.service(create=True),
+        svc,
         [str(r) for r in roots] or None,
         transport="streamable-http" if http else "stdio",
         port=port,

@@ -420,7 +420,10 @@ class EventLog:
         scored = [
             events[int(r.source)].with_score(r.score)
             for r in results
-            if r.source.isdigit() and int(r.source) in events
+            if r.source.isdigit()
+            and int(r.source) in events
+            # a 0 score is no evidence at all (the bottom of both legs): noise, unless asked
+            and (r.score > 0 or min_score is not None)
         ]
         if half_life is not None:
             now = now_utc()
