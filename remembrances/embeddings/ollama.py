@@ -137,8 +137,14 @@ class OllamaEmbedder(RemoteEmbedder):
         httpx = self._httpx
         if isinstance(exc, httpx.TimeoutException):
             return TransientError(f"no answer within {self.timeout:g}s (timeout)")
+        if isinstance(exc, httpx.ConnectError):
+            # Nothing listens there: retrying for seconds would not start it.
+            return EmbeddingError(
+                f"cannot reach Ollama at {self.host} ({exc}); is `ollama serve` running? "
+                "(set OLLAMA_HOST if it listens elsewhere)"
+            )
         if isinstance(exc, httpx.TransportError):
-            return TransientError(f"could not connect ({exc}); is Ollama running (ollama serve)?")
+            return TransientError(f"the connection failed ({exc}); is Ollama still running?")
         return super()._failure(exc)
 
 

@@ -99,9 +99,14 @@ def call_with_retries(fn: Callable[[], T], policy: RetryPolicy, *, who: str) -> 
             return fn()
         except TransientError as exc:
             if attempt == policy.attempts:
+                why = (
+                    "The service is rate-limiting this key"
+                    if exc.reason.startswith("HTTP 429")
+                    else "The service may be down or overloaded"
+                )
                 raise EmbeddingError(
                     f"{who} failed after {policy.attempts} attempts; last error: {exc.reason}. "
-                    "The service may be down or rate-limiting this key; try again later."
+                    f"{why}; try again later."
                 ) from exc
             policy.sleep(policy.delay(attempt, exc.retry_after))
     raise AssertionError("unreachable")  # pragma: no cover

@@ -212,12 +212,18 @@ def test_ollama_probes_unknown_models_and_reads_ollama_host(
         assert server.requests[1].body["truncate"] is True
 
 
-def test_ollama_connection_refused_is_retried_then_explained(policy: RetryPolicy) -> None:
+def test_ollama_connection_refused_fails_fast_and_says_so(
+    policy: RetryPolicy, sleeps: Sleeps
+) -> None:
     with OllamaServer(8) as server:
-        root = server.root
+        root = server.root  # the server is gone: its port refuses connections
     embedder = _create("ollama:nomic-embed-text", policy, host=root)
-    with pytest.raises(EmbeddingError, match="is Ollama running"):
+    with pytest.raises(EmbeddingError) as failure:
         embedder.embed_query("q")
+    message = str(failure.value)
+    assert f"cannot reach Ollama at {root}" in message and "ollama serve" in message
+    assert "rate-limit" not in message
+    assert sleeps == []  # not retried: a refused connection is not a rate limit
 
 
 @pytest.mark.parametrize(
