@@ -134,7 +134,8 @@ def _cli_words(message: str) -> str:
     """The library names Python parameters; a CLI user needs the options that set them."""
     names = _option_names(cli)
     if names:
-        pattern = r"(?<![\w-])(" + "|".join(map(re.escape, sorted(names))) + r")\b(?!=)"
+        # whole words only: not part of a path, a longer name or a keyword argument
+        pattern = r"(?<![\w./-])(" + "|".join(map(re.escape, sorted(names))) + r")(?![\w/=-])"
         message = re.sub(pattern, lambda m: names[m.group(1)], message)
     return re.sub(r"\(--(\w[\w-]*) ([^,()]+), or \w+=[^)]* in Python\)", r"(--\1 \2)", message)
 
