@@ -9,8 +9,6 @@ from typing import Any
 
 import click
 
-from ..kb import KnowledgeBase
-from ..kb.discovery import DEFAULT_MAX_BYTES
 from .app import State, cli, json_option, pass_state
 from .options import meta_option, parse_metadata, progress_for
 from .render import hits_view, record, records
@@ -59,6 +57,8 @@ def add(
                 f"{file} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
                 "kb add takes text files"
             ) from None
+    from ..kb import KnowledgeBase
+
     knowledge = state.service(create=True).kb
     extra: dict[str, Any] = {}
     if str(file) != "-" and isinstance(knowledge, KnowledgeBase):  # not through --url
@@ -87,18 +87,17 @@ def add(
 @click.option(
     "--max-bytes",
     type=click.IntRange(min=1),
-    default=DEFAULT_MAX_BYTES,
-    show_default=True,
-    help="Skip files larger than this.",
+    default=None,
+    help="Skip files larger than this [default: 10000000].",
 )
 @json_option
 @pass_state
 def ingest(
-    state: State, path: Path, collection: str, patterns: tuple[str, ...], max_bytes: int
+    state: State, path: Path, collection: str, patterns: tuple[str, ...], max_bytes: int | None
 ) -> None:
     """Ingest a file or directory tree; unchanged files are skipped, deleted ones removed."""
     knowledge = state.service(create=True).kb
-    extra: dict[str, Any] = {} if max_bytes == DEFAULT_MAX_BYTES else {"max_bytes": max_bytes}
+    extra: dict[str, Any] = {} if max_bytes is None else {"max_bytes": max_bytes}
     with progress_for(state.out, f"ingesting {path}", knowledge.ingest) as hook:
         report = knowledge.ingest(
             path, collection=collection, patterns=list(patterns) or None, **extra, **hook

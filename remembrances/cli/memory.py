@@ -6,10 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..connection import file_kind
 from ..errors import CorruptFileError
-from ..integrity import diagnose, recover
-from ..service import source_kinds
 from ..validation import check_choices
 from .app import State, cli, json_option, pass_state
 from .render import hits_view, records
@@ -22,6 +19,8 @@ MODES = click.Choice(["hybrid", "vector", "text"])
 @pass_state
 def init(state: State) -> None:
     """Create the memory file (and its directory) and record the embedder it uses."""
+    from ..connection import file_kind  # the store's modules load only when needed
+
     existed = file_kind(state.db) == "memory"
     svc = state.service(create=True, adopt=True)
     stats = svc.stats()
@@ -71,6 +70,8 @@ def search(
     Only events have a time: with --since/--until the search covers events only
     (and says so when other kinds were asked for).
     """
+    from ..service import source_kinds
+
     svc = state.service()
     if (since or until) and (not kinds or set(kinds) - {"event", "events"}):
         state.out.err.print(
@@ -131,6 +132,8 @@ def check(state: State, repair: bool, recover_to: Path | None) -> None:
     A damaged file (SQLite found bad pages) is diagnosed: what can still be read,
     and how to save it with --recover.
     """
+    from ..integrity import diagnose
+
     if not state.db.exists():
         state.service()  # the usual "no memory file" error
     if recover_to is not None:
@@ -159,6 +162,8 @@ def check(state: State, repair: bool, recover_to: Path | None) -> None:
 
 
 def _recover(state: State, target: Path) -> None:
+    from ..integrity import recover
+
     report = recover(state.db, target)
     data = report.to_dict()
     lines = [f"saved into {target}: " + ", ".join(f"{n:,} {t}" for t, n in report.saved.items())]
