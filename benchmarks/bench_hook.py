@@ -51,9 +51,23 @@ STEPS = [
 ]
 
 
+#: Runs the CLI from another source tree: an editable install's import hook would
+#: otherwise win over PYTHONPATH and load this tree's package.
+BOOT = (
+    "import sys, os; "
+    "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in type(f).__module__]; "
+    "sys.path.insert(0, os.environ['BENCH_SOURCE']); "
+    "sys.argv[0] = 'remembrances'; "
+    "from remembrances.cli import main; main()"
+)
+
+
 def phases(db: str, prompt: str) -> None:
     """Runs in the fresh process: time each step of ``enrich`` and print them as JSON."""
     started = time.perf_counter()
+    if os.environ.get("BENCH_SOURCE"):
+        sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__]
+        sys.path.insert(0, os.environ["BENCH_SOURCE"])
     marks: dict[str, float] = {}
 
     def mark(name: str, since: float) -> float:
@@ -136,6 +150,12 @@ def main() -> int:
     parser.add_argument("--db", type=Path, default=None, help="cached benchmark file")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--write", type=Path, default=None, help="append a Markdown report")
+    parser.add_argument(
+        "--source",
+        type=Path,
+        default=REPO,
+        help="run the library from this source tree (e.g. a worktree of an older commit)",
+    )
     args = parser.parse_args()
     if args.phases:
         phases(*args.phases)
@@ -145,9 +165,12 @@ def main() -> int:
     if not db.exists():
         build(db, total)
     python = sys.executable
-    cli = [python, "-m", "remembrances.cli"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("REMEMBRANCES_")}
-    env["PYTHONPATH"] = str(REPO)
+    env["PYTHONPATH"] = str(args.source.resolve())
+    cli = [python, "-m", "remembrances.cli"]
+    if args.source.resolve() != REPO:
+        env["BENCH_SOURCE"] = str(args.source.resolve())
+        cli = [python, "-c", BOOT]
 
     rows: dict[str, list[float]] = {}
     outputs: set[str] = set()
@@ -194,6 +217,7 @@ def main() -> int:
 
     load = os.getloadavg()[0]
     lines = [
+        f"source: {args.source.resolve()}; "
         f"file: {db} ({total:,} filler chunks, local embedder); prompt: {PROMPT!r}; "
         f"{args.repeat} fresh processes per row, interleaved; load average {load:.1f}",
         f"outputs identical across all enrich runs: {len(outputs) == 1}",

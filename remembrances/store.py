@@ -981,6 +981,15 @@ class Store:
             (int(i), fusion.vector_score(float(s))) for i, s in zip(ids_found, scores, strict=True)
         ]
 
+    def warm(self) -> None:
+        """Load the in-memory vector index now, as the first vector search would.
+
+        For callers with a deadline per search (the enricher): the one-time load
+        should not be counted against the first search's time.
+        """
+        with self.snapshot() as conn, self._index_lock:
+            self._vector_index(conn)
+
     def _vector_index(self, conn: Connection) -> VectorIndex:
         dim = conn.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()
         if self._index is None:

@@ -58,6 +58,7 @@ class ContextEnricher:
         self.planner: QueryPlanner = planner if planner is not None else HeuristicPlanner()
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._warmed = False
 
     @property
     def enabled(self) -> bool:
@@ -83,10 +84,13 @@ class ContextEnricher:
         config = self.config
         if not config.enabled or not isinstance(prompt, str) or not prompt.strip():
             return Enrichment("")
+        warming = time.perf_counter()
+        self._warm()
         started = time.perf_counter()
         plan = self.planner.plan(prompt)
         planned = time.perf_counter()
         result = Enrichment("", plan=plan)
+        result.timings["warm_ms"] = (started - warming) * 1000
         result.timings["plan_ms"] = (planned - started) * 1000
 
         sources = [s for s in config.sources if wanted(s, plan)]
@@ -109,6 +113,22 @@ class ContextEnricher:
         result.timings["format_ms"] = (time.perf_counter() - searched) * 1000
         result.timings["total_ms"] = (time.perf_counter() - started) * 1000
         return result
+
+    def _warm(self) -> None:
+        """Pay the one-time costs (the model load, the vector index load) before any
+        source's deadline starts: in a fresh process they alone can exceed a timeout
+        meant for a search, and every source would be dropped."""
+        if self._warmed:
+            return
+        for owner, method in ((getattr(self.service, "embedder", None), "load"),
+                              (getattr(self.service, "store", None), "warm")):  # fmt: skip
+            load = getattr(owner, method, None)
+            if callable(load):
+                try:
+                    load()
+                except Exception as exc:  # the sources report it, each on its own
+                    log.debug("warming %s.%s failed: %s", type(owner).__name__, method, exc)
+        self._warmed = True
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._lock:
