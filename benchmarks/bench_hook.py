@@ -151,6 +151,12 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--write", type=Path, default=None, help="append a Markdown report")
     parser.add_argument(
+        "--baseline-source",
+        type=Path,
+        default=None,
+        help="also time `import remembrances.cli` and --help from this tree, interleaved",
+    )
+    parser.add_argument(
         "--source",
         type=Path,
         default=REPO,
@@ -198,8 +204,19 @@ def main() -> int:
             except OSError:
                 time.sleep(0.1)
         run([*cli, "enrich", PROMPT], {**env, "REMEMBRANCES_URL": url})  # warms the server
+        base_env = {"BENCH_SOURCE": str(args.baseline_source)}
+        strip = BOOT.split("from remembrances.cli")[0]
         for _ in range(args.repeat):  # interleaved, so load changes hit every row alike
             sample("python -c pass", [python, "-c", "pass"])
+            if args.baseline_source:
+                sample("import remembrances.cli", [python, "-c", "import remembrances.cli"])
+                base = f"baseline {args.baseline_source.name}:"
+                sample(
+                    f"{base} import remembrances.cli",
+                    [python, "-c", strip + "import remembrances.cli"],
+                    base_env,
+                )
+                sample(f"{base} remembrances --help", [python, "-c", BOOT, "--help"], base_env)
             sample("remembrances --help", [*cli, "--help"])
             sample("enrich, on the file", [*cli, "--db", str(db), "enrich", PROMPT])
             sample(

@@ -61,7 +61,8 @@ def add(
 
     knowledge = state.service(create=True).kb
     extra: dict[str, Any] = {}
-    if str(file) != "-" and isinstance(knowledge, KnowledgeBase):  # not through --url
+    # A local memory knows its files; through --url the server has no view of them.
+    if str(file) != "-" and hasattr(knowledge, "source_of_file"):
         # the document this file already is (added or ingested before), else its path
         source = source or knowledge.source_of_file(file, collection=collection)
         extra["file"] = file
