@@ -57,8 +57,6 @@ def add(
                 f"{file} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
                 "kb add takes text files"
             ) from None
-    from ..kb import KnowledgeBase
-
     knowledge = state.service(create=True).kb
     extra: dict[str, Any] = {}
     # A local memory knows its files; through --url the server has no view of them.
