@@ -18,6 +18,15 @@ class Event:
     recorded_at: datetime
     metadata: dict[str, Any]
     score: float | None = None
+    #: Conversation turns only: the session, the turn's place in it (from 0), the
+    #: role of its message (user, assistant...) and whose memory it is.
+    session: str | None = None
+    position: int | None = None
+    role: str | None = None
+    user: str | None = None
+    #: With ``search(window=N)``: up to N turns of the same session before and after.
+    before: tuple[Event, ...] = ()
+    after: tuple[Event, ...] = ()
 
     @property
     def text(self) -> str:  # the name every other search result uses
@@ -26,7 +35,17 @@ class Event:
     def with_score(self, score: float) -> Event:
         return replace(self, score=score)
 
+    def with_context(self, before: tuple[Event, ...], after: tuple[Event, ...]) -> Event:
+        return replace(self, before=before, after=after)
+
     def to_dict(self) -> dict[str, Any]:
+        data = self._fields()
+        if self.before or self.after:
+            data["before"] = [e._fields() for e in self.before]
+            data["after"] = [e._fields() for e in self.after]
+        return data
+
+    def _fields(self) -> dict[str, Any]:
         return {
             "kind": "event",
             "id": self.id,
@@ -36,4 +55,8 @@ class Event:
             "recorded_at": self.recorded_at.isoformat(),
             "metadata": self.metadata,
             "score": None if self.score is None else round(self.score, 6),
+            "session": self.session,
+            "position": self.position,
+            "role": self.role,
+            "user": self.user,
         }

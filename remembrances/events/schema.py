@@ -18,4 +18,17 @@ EVENTS_MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX events_occurred ON events (occurred_us);
     CREATE INDEX events_subject_occurred ON events (subject, occurred_us);
     """,
+    # 2: conversations. A turn is an event with its session, its position in it, the
+    # role its message had (user, assistant...) and whose memory it is (user_id);
+    # the subject is the speaker. One row per (session, position), even from two
+    # processes logging the same transcript at once.
+    """
+    ALTER TABLE events ADD COLUMN session TEXT;
+    ALTER TABLE events ADD COLUMN position INTEGER;
+    ALTER TABLE events ADD COLUMN role TEXT;
+    ALTER TABLE events ADD COLUMN user_id TEXT;
+    CREATE UNIQUE INDEX events_session_position ON events (session, position)
+        WHERE session IS NOT NULL;
+    CREATE INDEX events_user ON events (user_id, occurred_us) WHERE user_id IS NOT NULL;
+    """,
 )

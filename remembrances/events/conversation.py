@@ -1,0 +1,212 @@
+"""Chat messages, as agent frameworks hold them, read into conversation turns.
+
+Frameworks hand a memory their messages in a few shapes: ``{"role", "content"}``
+(OpenAI, Anthropic, most wrappers), where ``content`` is a string or a list of
+content blocks (``{"type": "text", "text": ...}``), and transcripts that name
+who spoke (``{"speaker", "text"}``). Everything is checked here, before anything
+is embedded or written, so one bad message refuses the whole call with a message
+that says which one and why.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..errors import InvalidInputError
+from ..validation import check_unicode
+from .times import to_utc
+
+MAX_CONTENT_CHARS = 1_000_000
+MAX_NAME_CHARS = 256
+MAX_CAPTION_CHARS = 10_000
+MAX_MESSAGES = 100_000
+#: Content block types that carry text (OpenAI chat and Responses, Anthropic).
+TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
+#: Keys a message may have besides its shape's two; anything else is a mistake.
+OPTIONAL_KEYS = frozenset({"name", "at", "time", "timestamp", "metadata", "caption"})
+TIME_KEYS = ("at", "time", "timestamp")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One message, checked: who said what, when (None: the session's time), with what."""
+
+    speaker: str
+    role: str | None
+    content: str
+    at: datetime | None
+    metadata: dict[str, Any]
+    caption: str | None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """What identifies a turn when a transcript is logged again."""
+        return (self.speaker, self.content)
+
+
+def scope_name(value: Any, what: str) -> str:
+    """A session or user id: a short, non-blank string."""
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be a string, not {type(value).__name__}")
+    value = value.strip()
+    if not value:
+        raise InvalidInputError(f"{what} is empty")
+    if len(value) > MAX_NAME_CHARS:
+        raise InvalidInputError(f"{what} is longer than {MAX_NAME_CHARS} characters")
+    return check_unicode(value, what)
+
+
+def _name(value: Any, what: str) -> str:
+    if isinstance(value, bytes):
+        raise InvalidInputError(f"{what} is bytes; decode it to text first")
+    return scope_name(value, what)
+
+
+def _text(value: Any, what: str) -> str:
+    """A message's text: a string, or the text blocks of a content list joined."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        raise InvalidInputError(f"{what} is binary data; pass text (decode it as UTF-8)")
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, Sequence):
+        parts: list[str] = []
+        for i, block in enumerate(value):
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, Mapping) and isinstance(block.get("type"), str):
+                if block["type"] in TEXT_BLOCKS:
+                    inner = block.get("text")
+                    if not isinstance(inner, str):
+                        raise InvalidInputError(f"{what} block {i} has no 'text' string")
+                    parts.append(inner)
+                # images, tool calls and results carry no text to remember
+            else:
+                raise InvalidInputError(
+                    f"{what} block {i} is not a content block "
+                    "(a string or a mapping such as {'type': 'text', 'text': ...})"
+                )
+        text = "\n\n".join(p for p in parts if p.strip())
+    elif value is None:
+        raise InvalidInputError(f"{what} is missing")
+    else:
+        raise InvalidInputError(
+            f"{what} must be a string or a list of content blocks, not {type(value).__name__}"
+        )
+    if not text.strip():
+        raise InvalidInputError(f"{what} has no text")
+    if len(text) > MAX_CONTENT_CHARS:
+        raise InvalidInputError(
+            f"{what} is {len(text):,} characters; the limit is {MAX_CONTENT_CHARS:,} "
+            "(store long documents in the knowledge base)"
+        )
+    return check_unicode(text, what)
+
+
+def _metadata(value: Any, what: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(f"{what} must be a mapping, not {type(value).__name__}")
+    try:
+        encoded = json.dumps(dict(value), ensure_ascii=False, allow_nan=False, default=str)
+        encoded.encode("utf-8")
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{what} cannot be stored as JSON: {exc}") from exc
+    decoded: dict[str, Any] = json.loads(encoded)
+    return decoded
+
+
+def read_message(message: Any, index: int) -> Turn:
+    """One message in any supported shape, checked; ``index`` names it in errors."""
+    what = f"message {index}"
+    if not isinstance(message, Mapping):
+        raise InvalidInputError(
+            f"{what} is a {type(message).__name__}; a message is a mapping with "
+            "'role' and 'content' (OpenAI, Anthropic) or 'speaker' and 'text'"
+        )
+    if "role" in message and "content" in message:
+        shape = ("role", "content")
+        role: str | None = _name(message["role"], f"{what} role")
+        speaker = _name(message["name"], f"{what} name") if message.get("name") else role
+    elif "speaker" in message and "text" in message:
+        shape = ("speaker", "text")
+        role = None
+        speaker = _name(message["speaker"], f"{what} speaker")
+    else:
+        raise InvalidInputError(
+            f"{what} has keys {sorted(map(str, message))[:8]}; a message needs 'role' and "
+            "'content' (OpenAI, Anthropic) or 'speaker' and 'text'"
+        )
+    unknown = set(message) - set(shape) - OPTIONAL_KEYS
+    if unknown:
+        raise InvalidInputError(
+            f"{what} has unknown keys {sorted(map(str, unknown))[:8]}; besides "
+            f"{shape[0]!r} and {shape[1]!r} a message may have {', '.join(sorted(OPTIONAL_KEYS))}"
+        )
+    assert speaker is not None
+    content = _text(message[shape[1]], f"{what} {shape[1]}")
+    times = [k for k in TIME_KEYS if message.get(k) is not None]
+    if len(times) > 1:
+        raise InvalidInputError(f"{what} has both {times[0]!r} and {times[1]!r}; give one time")
+    at = to_utc(message[times[0]], f"{what} {times[0]}") if times else None
+    caption = message.get("caption")
+    if caption is not None:
+        if not isinstance(caption, str):
+            raise InvalidInputError(f"{what} caption must be a string")
+        if len(caption) > MAX_CAPTION_CHARS:
+            raise InvalidInputError(
+                f"{what} caption is longer than {MAX_CAPTION_CHARS:,} characters"
+            )
+        caption = check_unicode(caption, f"{what} caption").strip() or None
+    return Turn(
+        speaker=speaker,
+        role=role,
+        content=content,
+        at=at,
+        metadata=_metadata(message.get("metadata"), f"{what} metadata"),
+        caption=caption,
+    )
+
+
+def read_messages(messages: Any) -> list[Turn]:
+    """Every message checked, in order; the first bad one raises."""
+    if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
+        raise InvalidInputError(
+            "messages must be a list of chat messages (mappings with 'role' and 'content', "
+            f"or 'speaker' and 'text'), not {type(messages).__name__}"
+        )
+    if not messages:
+        raise InvalidInputError("no messages to log (an empty list)")
+    if len(messages) > MAX_MESSAGES:
+        raise InvalidInputError(
+            f"{len(messages):,} messages in one call; the limit is {MAX_MESSAGES:,}"
+        )
+    return [read_message(m, i) for i, m in enumerate(messages)]
+
+
+def new_turns(stored: Sequence[tuple[str, str]], given: Sequence[Turn]) -> list[Turn]:
+    """The turns of ``given`` that ``stored`` (the session's keys, in order) lacks.
+
+    A caller may log the whole transcript every time (it starts with what is
+    stored), only the latest messages (they overlap the end of what is stored),
+    or only new ones (no overlap); each adds just the turns not yet stored.
+    """
+    keys = [t.key for t in given]
+    shared = min(len(stored), len(keys))
+    if list(stored[:shared]) == keys[:shared]:
+        return list(given[shared:])
+    if keys and keys[0] in stored:
+        for overlap in range(min(len(stored), len(keys)), 0, -1):
+            if stored[-overlap] == keys[0] and list(stored[-overlap:]) == keys[:overlap]:
+                return list(given[overlap:])
+    if stored and keys and stored[0] == keys[0]:
+        differs = next(i for i in range(shared) if stored[i] != keys[i])
+        raise InvalidInputError(
+            f"message {differs} differs from turn {differs} already stored for this session; "
+            "stored turns are not rewritten (log an edited conversation as a new session)"
+        )
+    return list(given)

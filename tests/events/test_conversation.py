@@ -1,0 +1,246 @@
+"""Conversations on a real file: chat messages in, turns with session and position out."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from remembrances import InvalidInputError, Store
+from remembrances.embeddings import HashEmbedder
+from remembrances.events import EventLog
+from remembrances.events.conversation import MAX_CONTENT_CHARS
+from tests.conftest import FlakyEmbedder
+
+MORNING = datetime(2026, 5, 8, 9, 0, tzinfo=UTC)
+
+OPENAI = [
+    {"role": "system", "content": "You are a helpful assistant."},
+    {"role": "user", "content": "I signed up for a pottery class on Tuesdays."},
+    {"role": "assistant", "content": "Nice! What are you making first?"},
+    {"role": "user", "content": "A plate, glazed blue.", "name": "mel"},
+]
+ANTHROPIC = [
+    {"role": "user", "content": [{"type": "text", "text": "Look at my new tent."}]},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "It looks roomy."},
+            {"type": "tool_use", "id": "t1", "name": "lookup", "input": {}},
+            {"type": "text", "text": "Where will you camp?"},
+        ],
+    },
+]
+TRANSCRIPT = [
+    {"speaker": "Caroline", "text": "I went to a support group yesterday.", "at": MORNING},
+    {"speaker": "Melanie", "text": "That sounds powerful.", "metadata": {"mood": "warm"}},
+    {
+        "speaker": "Caroline",
+        "text": "Here is the mural I saw.",
+        "caption": "a painting of a rainbow flag on a brick wall",
+    },
+]
+
+
+@pytest.fixture
+def events(store: Store) -> EventLog:
+    return EventLog(store)
+
+
+def test_openai_messages_round_trip(events: EventLog) -> None:
+    logged = events.log_conversation(OPENAI, session="s1", user="mel", at=MORNING)
+    assert (logged.session, logged.user, logged.already_stored) == ("s1", "mel", 0)
+    turns = events.turns("s1")
+    assert turns == logged.added
+    assert [t.position for t in turns] == [0, 1, 2, 3]
+    assert [t.role for t in turns] == ["system", "user", "assistant", "user"]
+    assert [t.subject for t in turns] == ["system", "user", "assistant", "mel"]
+    assert [t.content for t in turns] == [m["content"] for m in OPENAI]
+    assert all(t.occurred_at == MORNING and t.user == "mel" for t in turns)
+    data = turns[3].to_dict()
+    assert (data["session"], data["position"], data["role"], data["user"]) == ("s1", 3, "user", "mel")
+
+
+def test_anthropic_content_blocks_keep_their_text(events: EventLog) -> None:
+    events.log_conversation(ANTHROPIC, session="camp")
+    turns = events.turns("camp")
+    assert [t.content for t in turns] == [
+        "Look at my new tent.",
+        "It looks roomy.\n\nWhere will you camp?",
+    ]
+
+
+def test_speaker_transcripts_keep_times_metadata_and_captions(events: EventLog) -> None:
+    events.log_conversation(TRANSCRIPT, session="D1", at="2026-05-08T12:00:00+00:00")
+    first, second, third = events.turns("D1")
+    assert first.occurred_at == MORNING  # the message's own time wins
+    assert second.occurred_at == datetime(2026, 5, 8, 12, 0, tzinfo=UTC)
+    assert second.metadata == {"mood": "warm"}
+    assert third.metadata["caption"] == "a painting of a rainbow flag on a brick wall"
+    assert third.content == "Here is the mural I saw."
+    # the caption is searchable: a question may name what the photo showed
+    hits = events.search("rainbow flag brick wall", session="D1", mode="text", limit=1)
+    assert [h.id for h in hits] == [third.id]
+
+
+def test_logging_a_session_again_adds_only_new_turns(
+    events: EventLog, embedder: HashEmbedder
+) -> None:
+    events.log_conversation(OPENAI[:2], session="s1")
+    calls = embedder.calls
+    again = events.log_conversation(OPENAI[:2], session="s1")
+    assert (again.added, again.already_stored, embedder.calls) == ([], 2, calls)
+    whole = events.log_conversation(OPENAI, session="s1")  # the whole transcript again
+    assert [t.content for t in whole.added] == [OPENAI[2]["content"], OPENAI[3]["content"]]
+    assert [t.position for t in whole.added] == [2, 3]
+    tail = events.log_conversation(
+        [*OPENAI[2:], {"role": "assistant", "content": "Blue is a good choice."}], session="s1"
+    )  # only the latest messages, overlapping what is stored
+    assert [t.position for t in tail.added] == [4]
+    delta = events.log_conversation([{"role": "user", "content": "Thanks!"}], session="s1")
+    assert [t.position for t in delta.added] == [5]
+    assert events.count(session="s1") == 6
+    assert [t.position for t in events.turns("s1")] == [0, 1, 2, 3, 4, 5]
+
+
+def test_a_rewritten_history_is_refused(events: EventLog) -> None:
+    events.log_conversation(OPENAI, session="s1")
+    edited = [dict(m) for m in OPENAI]
+    edited[2]["content"] = "Something else entirely."
+    with pytest.raises(InvalidInputError, match="message 2 differs"):
+        events.log_conversation(edited, session="s1")
+    assert events.count(session="s1") == 4
+
+
+def test_repeated_words_in_one_session_are_separate_turns(events: EventLog) -> None:
+    ok = {"role": "user", "content": "ok"}
+    logged = events.log_conversation([ok, {"role": "assistant", "content": "ok?"}, ok], session="s")
+    assert len(logged.added) == 3 and events.count(session="s") == 3
+
+
+def test_search_and_listing_are_scoped_to_a_user_or_a_session(events: EventLog) -> None:
+    events.log_conversation(
+        [{"role": "user", "content": "My sister's name is Ada."}], session="a1", user="alice"
+    )
+    events.log_conversation(
+        [{"role": "user", "content": "My sister's name is Bea."}], session="b1", user="bob"
+    )
+    events.log_conversation(
+        [{"role": "user", "content": "Ada loves sister trips."}], session="a2", user="alice"
+    )
+    events.log("sister visit planned", subject="calendar", metadata={"session": "a1"})
+    found = {e.content for e in events.search("sister name", user="bob")}
+    assert found == {"My sister's name is Bea."}
+    found = {e.content for e in events.search("sister", session="a1")}
+    assert found == {"My sister's name is Ada."}  # caller metadata cannot fake a session
+    assert {e.session for e in events.search("sister", user="alice", limit=10)} == {"a1", "a2"}
+    assert len(events.search("sister", limit=10)) == 4
+    assert [e.content for e in events.list(user="alice")] == [
+        "Ada loves sister trips.",
+        "My sister's name is Ada.",
+    ]
+    assert events.count(user="bob") == 1 and events.count(session="a2") == 1
+    assert events.search(None, session="b1")[0].content == "My sister's name is Bea."
+    assert events.sessions(user="alice").keys() == {"a1", "a2"}
+    assert events.log("x", user="bob").user == "bob"
+    assert events.count(user="bob") == 2
+    with pytest.raises(InvalidInputError, match="belongs to user"):
+        events.log_conversation([{"role": "user", "content": "hi"}], session="a1", user="bob")
+
+
+def test_a_window_brings_the_neighbouring_turns(events: EventLog) -> None:
+    messages = [
+        {"speaker": "Mel" if i % 2 else "Caro", "text": f"turn number {i} about weather"}
+        for i in range(8)
+    ]
+    messages[4]["text"] = "Yeah, I made it in pottery class yesterday."
+    events.log_conversation(messages, session="s")
+    events.log_conversation([{"speaker": "Mel", "text": "pottery is fun"}], session="other")
+    hit = events.search("pottery class", session="s", window=2, limit=1)[0]
+    assert hit.position == 4
+    assert [e.position for e in hit.before] == [2, 3]
+    assert [e.position for e in hit.after] == [5, 6]
+    assert all(e.session == "s" for e in (*hit.before, *hit.after))
+    data = hit.to_dict()
+    assert [e["position"] for e in data["before"]] == [2, 3]
+    edge = events.search("turn number 0", session="s", window=3, mode="text", limit=1)[0]
+    assert edge.position == 0 and edge.before == () and len(edge.after) == 3
+    assert events.search("pottery class", session="s", limit=1)[0].before == ()
+    plain = events.log("pottery kiln delivered")
+    found = {e.id: e for e in events.search("pottery kiln delivered", window=1, limit=5)}
+    assert found[plain.id].before == () and found[plain.id].after == ()
+
+
+BAD_MESSAGES: list[tuple[Any, str]] = [
+    ([], "no messages"),
+    ("hello", "must be a list"),
+    ({"role": "user", "content": "hi"}, "must be a list"),
+    ([{"role": "user", "content": "hi"}, "hi"], "message 2 is a str"),
+    ([{"who": "x", "said": "hi"}], "needs 'role' and 'content'"),
+    ([{"role": "user", "content": ""}], "message 1 content has no text"),
+    ([{"role": "user", "content": None}], "content is missing"),
+    ([{"role": "user", "content": [{"type": "image", "source": {}}]}], "has no text"),
+    ([{"role": "user", "content": [42]}], "block 0 is not a content block"),
+    ([{"role": "user", "content": b"\xff\xfe"}], "binary"),
+    ([{"role": "user", "content": "x" * (MAX_CONTENT_CHARS + 1)}], "the limit is"),
+    ([{"role": "user", "content": "bad \udcff"}], "not valid Unicode"),
+    ([{"role": "", "content": "hi"}], "role is empty"),
+    ([{"role": 3, "content": "hi"}], "role must be a string"),
+    ([{"speaker": "a", "text": "hi", "at": "yesterday"}], "not an ISO 8601 time"),
+    ([{"speaker": "a", "text": "hi", "at": float("nan")}], "finite"),
+    ([{"speaker": "a", "text": "hi", "at": "2026-01-01", "time": 5}], "give one time"),
+    ([{"speaker": "a", "text": "hi", "metadata": {"x": float("nan")}}], "JSON"),
+    ([{"speaker": "a", "text": "hi", "tool_calls": []}], "unknown keys"),
+    ([{"speaker": "a", "text": "hi", "caption": 7}], "caption must be a string"),
+]
+
+
+@pytest.mark.parametrize(("messages", "match"), BAD_MESSAGES)
+def test_hostile_messages_raise_one_error_and_write_nothing(
+    events: EventLog, messages: Any, match: str
+) -> None:
+    good = [{"role": "user", "content": "a good first message"}]
+    payload = good + messages if isinstance(messages, list) and messages else messages
+    if messages == []:
+        payload = []
+    with pytest.raises(InvalidInputError, match=match):
+        events.log_conversation(payload, session="s")
+    assert events.count() == 0 and events.turns("s") == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"session": ""}, "session is empty"),
+        ({"session": 5}, "session must be a string"),
+        ({"session": "s", "user": " "}, "user is empty"),
+        ({"session": "s", "at": "soon"}, "not an ISO 8601 time"),
+        ({"session": "s", "metadata": ["x"]}, "metadata must be a mapping"),
+    ],
+)
+def test_hostile_conversation_arguments(
+    events: EventLog, kwargs: dict[str, Any], match: str
+) -> None:
+    with pytest.raises(InvalidInputError, match=match):
+        events.log_conversation([{"role": "user", "content": "hi"}], **kwargs)
+    assert events.count() == 0
+
+
+def test_a_failed_embedding_writes_no_turn(db_path: Any) -> None:
+    with Store(db_path, embedder=FlakyEmbedder()) as store:
+        events = EventLog(store)
+        events.log_conversation([{"speaker": "a", "text": "fine"}], session="s")
+        with pytest.raises(RuntimeError):
+            events.log_conversation(
+                [{"speaker": "a", "text": "fine"}, {"speaker": "b", "text": "FAIL now"}],
+                session="s",
+            )
+        assert [t.content for t in events.turns("s")] == ["fine"]
+        assert events.count() == 1
+
+
+@pytest.mark.parametrize("window", [-1, 21, 1.5, True, "2"])
+def test_hostile_window(events: EventLog, window: Any) -> None:
+    with pytest.raises(InvalidInputError, match="window must be"):
+        events.search("x", window=window)
