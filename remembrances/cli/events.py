@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import click
@@ -18,7 +19,7 @@ from .render import first, record, records
     "&& remembrances events search deploy --last 7d"
 )
 def events() -> None:
-    """Events: log, search, list, remove, prune, subjects."""
+    """Events: log, import conversations, search, list, remove, prune, subjects."""
 
 
 def _table(state: State, items: list[dict[str, Any]], title: str = "") -> Any:
@@ -77,6 +78,8 @@ def _window_options(fn: Any) -> Any:
             click.option("--since", default=None, help="ISO time; events at or after it."),
             click.option("--until", default=None, help="ISO time; events at or before it."),
             click.option("--last", default=None, help="A window: 30m, 12h, 7d, 4w."),
+            click.option("--session", default=None, help="Only this conversation session."),
+            click.option("--user", default=None, help="Only this user's events."),
             click.option("-n", "--limit", default=10, show_default=True),
         )
     ):
@@ -88,6 +91,12 @@ def _window_options(fn: Any) -> Any:
 @click.argument("query", required=False)
 @_window_options
 @click.option("--recency", default=None, help="Weight recent events: a half-life such as 3d.")
+@click.option(
+    "--window",
+    default=0,
+    show_default=True,
+    help="Show each conversation turn found with this many turns before and after it.",
+)
 @json_option
 @pass_state
 def search(
@@ -97,15 +106,32 @@ def search(
     since: str | None,
     until: str | None,
     last: str | None,
+    session: str | None,
+    user: str | None,
     limit: int,
     recency: str | None,
+    window: int,
 ) -> None:
     """Search events by text and meaning within a time window (no QUERY: newest first)."""
     hits = state.service().events.search(
-        query, subject=subject, since=since, until=until, last=last, limit=limit, recency=recency
+        query,
+        subject=subject,
+        since=since,
+        until=until,
+        last=last,
+        session=session,
+        user=user,
+        limit=limit,
+        recency=recency,
+        window=window,
     )
     data = records(hits)
-    state.out.emit(data, _table(state, data))
+    shown: list[dict[str, Any]] = []
+    for hit in data:  # neighbouring turns (--window) around their hit, unnumbered
+        shown += [{**t, "id": "", "score": None} for t in hit.get("before") or []]
+        shown.append(hit)
+        shown += [{**t, "id": "", "score": None} for t in hit.get("after") or []]
+    state.out.emit(data, _table(state, shown))
 
 
 @events.command("list", epilog="Example:  remembrances events list --subject deploys -n 20")
@@ -118,11 +144,19 @@ def list_(
     since: str | None,
     until: str | None,
     last: str | None,
+    session: str | None,
+    user: str | None,
     limit: int,
 ) -> None:
     """List events, newest first."""
     items = state.service().events.list(
-        subject=subject, since=since, until=until, last=last, limit=limit
+        subject=subject,
+        since=since,
+        until=until,
+        last=last,
+        session=session,
+        user=user,
+        limit=limit,
     )
     data = records(items)
     state.out.emit(data, _table(state, data))
@@ -164,3 +198,58 @@ def subjects(state: State) -> None:
     """Distinct subjects with how many events each has."""
     counts = state.service().events.subjects()
     state.out.emit(counts, state.out.table(("subject", "events"), list(counts.items())))
+
+
+@events.command(
+    "import",
+    epilog="Example:  remembrances events import chat.jsonl --session support-42 --user alice",
+)
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--session", default=None, help="Session id [default: the file name].")
+@click.option("--user", default=None, help="Whose conversation it is (for scoped searches).")
+@click.option("--at", default=None, help="When messages without a time happened [default: now].")
+@json_option
+@pass_state
+def import_(
+    state: State, file: Path, session: str | None, user: str | None, at: str | None
+) -> None:
+    """Log a conversation transcript (JSON or JSON Lines chat messages: role/content or
+    speaker/text); importing it again adds only new turns."""
+    from ..events.transcripts import read_transcripts
+
+    sessions = read_transcripts(file, session=session)  # all checked before any write
+    log_ = state.service(create=True).events
+    total = sum(len(s.messages) for s in sessions)
+    results = []
+    with state.out.progress(f"importing {file.name}") as task:
+        task.total(total)
+        done = 0
+        for part in sessions:
+
+            def progress(n: int, _total: int, base: int = done) -> None:
+                task.done(base + n)
+
+            results.append(
+                log_.log_conversation(
+                    part.messages,
+                    session=part.session,
+                    user=part.user or user,
+                    at=part.at or at,
+                    progress=progress,
+                )
+            )
+            done += len(part.messages)
+            task.done(done)
+    data = {
+        "sessions": [
+            {"session": r.session, "added": len(r.added), "already_stored": r.already_stored}
+            for r in results
+        ],
+        "added": sum(len(r.added) for r in results),
+        "already_stored": sum(r.already_stored for r in results),
+    }
+    rows = [(r.session, len(r.added), r.already_stored) for r in results]
+    state.out.emit(
+        data,
+        state.out.table(("session", "added", "already stored"), rows, title=f"imported {file}"),
+    )

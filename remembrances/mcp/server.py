@@ -226,6 +226,31 @@ def build_server(
         """Record an event in the temporal log (identical events are stored once)."""
         return _summary(svc.events.log(content, subject=subject, at=at, metadata=metadata))
 
+    @tool(WRITE)
+    def log_conversation(
+        messages: Annotated[
+            list[dict[str, Any]],
+            Field(
+                description="Chat messages in order: {'role', 'content'} (content a string or "
+                "a list of {'type': 'text', 'text'} blocks) or {'speaker', 'text'}; optional "
+                "'name', 'at' (ISO 8601), 'metadata', 'caption' (of a shared image)."
+            ),
+        ],
+        session: Annotated[str, Field(description="The conversation's id.")],
+        user: Annotated[str | None, Field(description="Whose conversation it is.")] = None,
+        at: Annotated[
+            str | None, Field(description="When messages without a time happened; default now.")
+        ] = None,
+    ) -> CallToolResult:
+        """Remember a conversation: each message becomes a turn of the session; sending the
+        whole transcript again adds only the new turns."""
+        logged = svc.events.log_conversation(messages, session=session, user=user, at=at)
+        message = (
+            f"session {logged.session}: {len(logged.added)} turn(s) added, "
+            f"{logged.already_stored} already stored"
+        )
+        return _result(message, logged.to_dict())
+
     @tool(READ)
     def search_events(
         query: Annotated[
@@ -240,10 +265,23 @@ def build_server(
         ] = None,
         last: Annotated[str | None, Field(description="A window such as 30m, 12h, 7d, 4w.")] = None,
         limit: Limit = 10,
+        session: Annotated[str | None, Field(description="Only this conversation.")] = None,
+        user: Annotated[str | None, Field(description="Only this user's events.")] = None,
+        window: Annotated[
+            int, Field(ge=0, le=20, description="Turns around each conversation hit to include.")
+        ] = 0,
     ) -> CallToolResult:
-        """Search or list events by text, subject and time window."""
+        """Search or list events by text, subject, conversation, user and time window."""
         hits = svc.events.search(
-            query, subject=subject, since=since, until=until, last=last, limit=limit
+            query,
+            subject=subject,
+            since=since,
+            until=until,
+            last=last,
+            limit=limit,
+            session=session,
+            user=user,
+            window=window,
         )
         return _hits(hits, "No matching events.")
 

@@ -100,6 +100,8 @@ def hits(items: Iterable[Any], *, empty: str = "No results.") -> tuple[str, list
             else None
         )
         lines.append(head)
+        for turn in hit.get("before") or [] if isinstance(hit, Mapping) else []:
+            lines.append(f"   ↑ {turn.get('subject')}: {_short(turn.get('content'))}")
         offset = _get(hit, "code_offset") if isinstance(hit, Mapping) else None
         if body and "code" not in hit and isinstance(offset, int) and 0 < offset < len(body):
             body = body[offset:]  # a code chunk: its header repeats the origin
@@ -107,6 +109,8 @@ def hits(items: Iterable[Any], *, empty: str = "No results.") -> tuple[str, list
             text = str(body)
             text = text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1] + "…"
             lines.append("   " + text.replace("\n", "\n   "))
+        for turn in hit.get("after") or [] if isinstance(hit, Mapping) else []:
+            lines.append(f"   ↓ {turn.get('subject')}: {_short(turn.get('content'))}")
     return "\n".join(lines), data
 
 
@@ -119,10 +123,19 @@ def _event_hit(hit: Any) -> Any:
     meta = hit.get("metadata")
     if isinstance(meta, dict) and "subject" in meta:
         hit["subject"] = meta["subject"]
-        hit["metadata"] = {k: v for k, v in meta.items() if k != "subject"}
+        # the event layer's scope keys (turns: session, user, role) are fields, not metadata
+        scope = ("subject", "session", "user", "role", "position")
+        hit.update({k: meta[k] for k in scope[1:] if meta.get(k) is not None})
+        hit["metadata"] = {k: v for k, v in meta.items() if k not in scope}
     if hit.get("ts") is not None:
         hit["at"] = iso_time(hit.pop("ts"))
     return hit
+
+
+def _short(text: Any) -> str:
+    """A neighbouring conversation turn on one line."""
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= TEXT_CHARS else flat[: TEXT_CHARS - 1] + "…"
 
 
 def outline(nodes: Iterable[Any]) -> tuple[str, list[Any]]:

@@ -59,7 +59,12 @@ def test_openai_messages_round_trip(events: EventLog) -> None:
     assert [t.content for t in turns] == [m["content"] for m in OPENAI]
     assert all(t.occurred_at == MORNING and t.user == "mel" for t in turns)
     data = turns[3].to_dict()
-    assert (data["session"], data["position"], data["role"], data["user"]) == ("s1", 3, "user", "mel")
+    assert (data["session"], data["position"], data["role"], data["user"]) == (
+        "s1",
+        3,
+        "user",
+        "mel",
+    )
 
 
 def test_anthropic_content_blocks_keep_their_text(events: EventLog) -> None:

@@ -16,7 +16,7 @@ TOOLS = {
     "kb_list_documents",
     "save_event", "search_events", "code_index_project", "code_search", "code_find_symbol",
     "code_outline", "code_references", "code_projects", "search_memory", "enrich_context",
-    "memory_stats",
+    "memory_stats", "log_conversation",
 }  # fmt: skip
 
 Drive = Callable[..., None]
@@ -262,5 +262,43 @@ def test_event_tools(drive: Drive) -> None:
 
         bad = await call(session, "search_events", last="forever")
         assert bad.is_error and "duration" in text_of(bad)
+
+    drive(scenario)
+
+
+def test_conversation_tool(drive: Drive) -> None:
+    async def scenario(session: ClientSession) -> None:
+        messages = [
+            {"role": "user", "content": "I signed up for a pottery class."},
+            {"role": "assistant", "content": [{"type": "text", "text": "What will you make?"}]},
+            {"role": "user", "content": "A blue plate."},
+        ]
+        logged = await call(
+            session, "log_conversation", messages=messages, session="chat-1", user="mel"
+        )
+        assert not logged.is_error, text_of(logged)
+        assert logged.structured_content["added"] == 3 and "3 turn(s) added" in text_of(logged)
+        again = await call(
+            session, "log_conversation", messages=messages, session="chat-1", user="mel"
+        )
+        assert again.structured_content["added"] == 0
+        assert again.structured_content["already_stored"] == 3
+
+        found = await call(
+            session, "search_events", query="blue plate", session="chat-1", window=1, limit=1
+        )
+        hit = found.structured_content["results"][0]
+        assert hit["content"] == "A blue plate." and hit["session"] == "chat-1"
+        assert [t["content"] for t in hit["before"]] == ["What will you make?"]
+        assert "↑ assistant: What will you make?" in text_of(found)
+        other = await call(session, "search_events", query="blue plate", user="someone-else")
+        assert other.structured_content["count"] == 0
+
+        bad = await call(
+            session, "log_conversation", messages=[{"role": "user", "content": ""}], session="x"
+        )
+        assert bad.is_error and "no text" in text_of(bad)
+        listed = await call(session, "search_events", session="x")
+        assert listed.structured_content["count"] == 0
 
     drive(scenario)
