@@ -126,8 +126,13 @@ def main() -> int:
         f"{embedder.embedded} texts embedded (the rest cached); {elapsed:.0f} s"
     )
     print(result.table())
-    per_query = {m: 1000 * s / max(result.questions, 1) for m, s in result.seconds.items()}
-    print("ms per question: " + ", ".join(f"{m} {v:.1f}" for m, v in per_query.items()))
+    per_query = {
+        m: 1000 * s / max(result.questions, 1) for m, s in result.seconds.items() if m != "log"
+    }
+    print(
+        f"logging: {result.seconds['log']:.0f} s for {result.turns} turns; ms per question: "
+        + ", ".join(f"{m} {v:.1f}" for m, v in per_query.items())
+    )
     recall = result.methods["events.search"].recall[5]
     verdict = "meets" if recall >= TARGET else "MISSES"
     print(f"events.search recall@5 {recall:.3f} {verdict} the target {TARGET}")
