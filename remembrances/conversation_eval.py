@@ -156,7 +156,10 @@ def load(path: str | os.PathLike[str]) -> list[Conversation]:
     if file.is_dir():
         found = sorted(file.glob("*.json")) or sorted(file.glob("*.jsonl"))
         if not found:
-            raise InvalidInputError(f"{file} holds no .json or .jsonl file")
+            raise InvalidInputError(
+                f"{file} holds neither a BEIR set (corpus.jsonl, queries.jsonl, qrels/) "
+                "nor conversations (a LoCoMo .json or a .jsonl of messages and questions)"
+            )
         file = found[0]
     if not file.is_file():
         raise InvalidInputError(f"{file} not found")

@@ -43,6 +43,12 @@ def _table(state: State, items: list[dict[str, Any]], title: str = "") -> Any:
 COLUMNS = ("id", "at", "subject", "content")
 
 
+def _scope(session: str | None, user: str | None, window: int = 0) -> dict[str, Any]:
+    """Only the conversation options given: a server (--url) may not know them."""
+    given = {"session": session, "user": user, "window": window or None}
+    return {k: v for k, v in given.items() if v is not None}
+
+
 def _time(value: Any) -> str:
     if isinstance(value, int | float):
         return when(value)
@@ -119,11 +125,9 @@ def search(
         since=since,
         until=until,
         last=last,
-        session=session,
-        user=user,
         limit=limit,
         recency=recency,
-        window=window,
+        **_scope(session, user, window),
     )
     data = records(hits)
     shown: list[dict[str, Any]] = []
@@ -154,9 +158,8 @@ def list_(
         since=since,
         until=until,
         last=last,
-        session=session,
-        user=user,
         limit=limit,
+        **_scope(session, user),
     )
     data = records(items)
     state.out.emit(data, _table(state, data))
