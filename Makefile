@@ -20,6 +20,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
+	$(PY) -m benchmarks.devsuite  # real projects' docs and code; see benchmarks/devsuite/README.md
 
 # Long reliability runs: 100 kill -9 rounds, 8 processes x 1,000 writes, and the
 # fuzz tests with many more examples per search entry point.
