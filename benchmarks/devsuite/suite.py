@@ -147,6 +147,10 @@ class Corpus:
         return [(a.split(sep, 1)[0], a.split(sep, 1)[1]) for a in self.answer_list]
 
     @cached_property
+    def answer_index(self) -> dict[str, int]:
+        return {a: i for i, a in enumerate(self.answer_list)}
+
+    @cached_property
     def answer_list(self) -> list[str]:
         seen: dict[str, None] = {}
         for q in self.questions:
@@ -325,17 +329,18 @@ class Metrics:
     mrr: float = 0.0
     ndcg10: float = 0.0
 
-    def add(self, ranks: Sequence[int], answers: int) -> None:
-        """``ranks``: 1-based ranks at which a not-yet-found answer appeared."""
-        first = min(ranks, default=0)
+    def add(self, rank: int) -> None:
+        """``rank``: 1-based rank of the first hit that is an answer, 0 if none in the top 10.
+
+        A question's answers are alternatives (any one of them answers it), so nDCG@10
+        has one relevant item: 1 / log2(rank + 1).
+        """
         self.n += 1
-        self.hit1 += first == 1
-        self.hit3 += 0 < first <= 3
-        self.hit5 += 0 < first <= 5
-        self.mrr += 1 / first if first else 0.0
-        dcg = sum(1 / math.log2(r + 1) for r in ranks if r <= TOP)
-        ideal = sum(1 / math.log2(r + 2) for r in range(min(answers, TOP)))
-        self.ndcg10 += dcg / ideal if ideal else 0.0
+        self.hit1 += rank == 1
+        self.hit3 += 0 < rank <= 3
+        self.hit5 += 0 < rank <= 5
+        self.mrr += 1 / rank if rank else 0.0
+        self.ndcg10 += 1 / math.log2(rank + 1) if 0 < rank <= TOP else 0.0
 
     def mean(self) -> dict[str, float]:
         d = max(self.n, 1)
@@ -349,15 +354,13 @@ class Metrics:
         }
 
 
-def answer_ranks(corpus: Corpus, question: Question, hits: Sequence[Hit]) -> list[int]:
-    wanted = {corpus.answer_list.index(a) for a in question.answers}
-    ranks: list[int] = []
+def answer_rank(corpus: Corpus, question: Question, hits: Sequence[Hit]) -> int:
+    """1-based rank of the first hit that answers ``question``; 0 if none does."""
+    wanted = {corpus.answer_index[a] for a in question.answers}
     for rank, hit in enumerate(hits, 1):
-        new = corpus.relevant(hit) & wanted
-        if new:
-            wanted -= new
-            ranks.extend([rank] * len(new))
-    return ranks
+        if corpus.relevant(hit) & wanted:
+            return rank
+    return 0
 
 
 @dataclass
@@ -443,9 +446,9 @@ def run(
                     if q.half not in per_half:
                         continue
                     hits = indexes[system].ranked(system, q.text)
-                    ranks = answer_ranks(corpus, q, hits)
-                    per_half[q.half].add(ranks, len(q.answers))
-                    detail.append((q.text, q.half, min(ranks, default=0)))
+                    rank = answer_rank(corpus, q, hits)
+                    per_half[q.half].add(rank)
+                    detail.append((q.text, q.half, rank))
                 results.per_question[(name, system)] = detail
                 results.seconds[f"{name}/{system}"] = time.perf_counter() - start
                 for h in halves:
