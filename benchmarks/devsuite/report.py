@@ -95,12 +95,13 @@ def markdown(results: Results) -> str:
 
 def corpus_table(results: Results) -> str:
     out = ["| set | corpus (under the cache's corpora/) | files | naive chunks | store chunks "]
-    out[0] += "| questions fit / test |"
-    out.append("|---|---|---|---|---|---|")
+    out[0] += "| questions fit / test | answers no store chunk holds |"
+    out.append("|---|---|---|---|---|---|---|")
     for name, c in results.corpora.items():
         q = c["questions"]
         out.append(
             f"| {name} | {c['corpus']} | {c['files']} | {c['naive chunks']} | "
-            f"{c.get('store chunks', '-')} | {q['fit']} / {q['test']} |"
+            f"{c.get('store chunks', '-')} | {q['fit']} / {q['test']} | "
+            f"{', '.join(c['unreachable']) if c.get('unreachable') else '-'} |"
         )
     return "\n".join(out)

@@ -301,11 +301,36 @@ class RemembrancesIndex:
         code_hits = self.service.code.search(query, project=self.corpus.id, limit=TOP, mode=mode)
         return [Hit(h.path, h.qualified_name, h.code) for h in code_hits]
 
+    def unreachable(self) -> list[str]:
+        """Answers that no chunk of the store can match (cut by chunking, or not indexed):
+        no search mode can find them, so they bound what the store can score."""
+        missing = []
+        for answer in self.corpus.answer_list:
+            if self.corpus.spec.corpus_kind == "docs":
+                path, anchor = answer.split("#", 1)
+                chunks = [
+                    c
+                    for source in (path, str(self.corpus.root / path))
+                    for c in self.service.store.get_source("kb", source, collection=self.corpus.id)
+                ]
+                if not any(anchor in normalised(c.text) for c in chunks):
+                    missing.append(answer)
+            else:
+                path, qualified = answer.split(":", 1)
+                symbols = self.service.code.find_symbol(qualified, project=self.corpus.id)
+                if not any(s.path == path and s.qualified_name == qualified for s in symbols):
+                    missing.append(answer)
+        return missing
+
     def close(self) -> None:
         self.service.close()
 
 
 def _relative(source: str, root: Path) -> str:
+    """A KB document's name as a path under the corpus root: ingested documents are
+    named by their path under the ingested folder (absolute paths before 1a0c38d)."""
+    if not Path(source).is_absolute():
+        return Path(source).as_posix()
     try:
         return Path(source).resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
@@ -437,6 +462,7 @@ def run(
             rem = RemembrancesIndex(corpus, model, root, say, rebuild=rebuild)
             indexes.update(dict.fromkeys(REM_SYSTEMS, rem))
             results.corpora[name]["store chunks"] = rem.service.store.count()
+            results.corpora[name]["unreachable"] = rem.unreachable()
         try:
             for system in wanted:
                 start = time.perf_counter()
