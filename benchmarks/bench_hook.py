@@ -162,7 +162,7 @@ def main() -> int:
         default=REPO,
         help="run the library from this source tree (e.g. a worktree of an older commit)",
     )
-    args = parser.parse_args()
+    args, _ = parser.parse_known_args()  # make bench passes its flags to every benchmark
     if args.phases:
         phases(*args.phases)
         return 0

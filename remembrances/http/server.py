@@ -7,7 +7,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, RemembrancesError
 from ..service import RemembrancesService
 from .app import MAX_BODY_BYTES, build_app
 
@@ -19,6 +19,18 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False  # a host name other than localhost may resolve anywhere
+
+
+def warm(svc: RemembrancesService) -> None:
+    """Load the model and the vector index before the first request, so that it
+    costs what the others do (a hook's first call otherwise pays both)."""
+    load = getattr(svc.embedder, "load", None)
+    try:
+        if callable(load):
+            load()
+        svc.store.warm()
+    except RemembrancesError as exc:  # the routes will report it, request by request
+        logging.getLogger(__name__).warning("could not warm up: %s", exc)
 
 
 def serve(
@@ -42,4 +54,5 @@ def serve(
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     app = build_app(svc, roots, token=token, max_body_bytes=max_body_bytes)
+    warm(svc)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import httpx
 
-from .conftest import Server
+import remembrances
+
+from .conftest import Server, ServerFactory
 
 ROUTES = {
     ("get", "/health"), ("get", "/v1/stats"), ("post", "/v1/check"), ("post", "/v1/search"),
@@ -151,3 +153,15 @@ def test_ingest_reads_only_inside_the_allowed_roots(
     assert nul.status_code == 400 and nul.json()["error"] == "InvalidInputError"
     found = ok(http.post("/v1/search", json={"query": "secret"}))
     assert all("secret" not in h["text"] for h in found)  # type: ignore[union-attr]
+
+
+def test_the_server_loads_the_vector_index_before_the_first_request(
+    serve: ServerFactory, tmp_path: Path
+) -> None:
+    db = tmp_path / "existing.db"
+    with remembrances.open(db, embedder="hash:64") as svc:
+        svc.kb.add("Rotate the API key every 90 days.", source="keys")
+    server = serve(db=db)
+    with server.client() as http:
+        first = ok(http.get("/v1/stats"))  # no search has run yet
+    assert isinstance(first, dict) and first["index_bytes"] > 0
