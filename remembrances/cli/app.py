@@ -137,6 +137,7 @@ def _cli_words(message: str) -> str:
         # whole words only: not part of a path, a longer name or a keyword argument
         pattern = r"(?<![\w./-])(" + "|".join(map(re.escape, sorted(names))) + r")(?![\w/=-])"
         message = re.sub(pattern, lambda m: names[m.group(1)], message)
+    message = re.sub(r" ?\(Python: [^()]*(?:\([^()]*\)[^()]*)*\)", "", message)
     return re.sub(r"\(--(\w[\w-]*) ([^,()]+), or \w+=[^)]* in Python\)", r"(--\1 \2)", message)
 
 

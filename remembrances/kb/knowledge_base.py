@@ -406,7 +406,7 @@ class KnowledgeBase:
         hint = (
             f"did you mean {', '.join(map(repr, close))}?"
             if close
-            else "see `remembrances kb list` (kb.list()) for what is stored"
+            else "see what is stored with `remembrances kb list` (Python: kb.list())"
         )
         raise NotFoundError(f"no document {spelling!r} in collection {collection!r}; {hint}")
 

@@ -38,3 +38,15 @@ def test_oversized_files_point_at_an_option_that_exists(run: Run, tmp_path: Path
     assert "--max-bytes" in skipped.stdout and "the limit is 100" in skipped.stdout
     taken = run("kb", "ingest", str(big), "--max-bytes", "100000", "--json")
     assert '"added": [' in taken.stdout and "big.md" in taken.stdout
+
+
+def test_python_hints_are_left_out_of_cli_errors(run: Run, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    refused = run("stats", db=empty)
+    assert refused.exit_code == 1 and "remembrances --db" in refused.stderr
+    assert "Python" not in refused.stderr and "create=True" not in refused.stderr
+    run("init")
+    missing = run("kb", "get", "nothing-here.md")
+    assert missing.exit_code == 1 and "remembrances kb list" in missing.stderr
+    assert "kb.list()" not in missing.stderr
