@@ -9,9 +9,11 @@ copied mid-write or written by a buggy tool can. ``check`` says what disagrees;
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -341,7 +343,7 @@ def _create_layers(store: Store) -> None:
 
 
 def _rechunk_documents(target: Path, report: RecoveryReport) -> None:
-    """KB documents whose chunks were partly lost: chunk and embed their saved text again."""
+    """Documents and events whose chunks were lost: chunk and embed their saved text again."""
     from .service import open as open_memory
 
     with Store(target) as store, store.snapshot() as conn:
@@ -351,17 +353,17 @@ def _rechunk_documents(target: Path, report: RecoveryReport) -> None:
             "AND c.source = d.source)"
         ).fetchall()
         events = conn.execute(
-            "SELECT count(*) FROM events e WHERE NOT EXISTS (SELECT 1 FROM chunks c "
+            "SELECT e.id, e.subject, e.content, e.metadata, e.occurred_us FROM events e "
+            "WHERE NOT EXISTS (SELECT 1 FROM chunks c "
             "WHERE c.kind = 'event' AND c.source = CAST(e.id AS TEXT))"
-        ).fetchone()[0]
-    if events:
-        report.incomplete.append(f"{events} events lost their searchable text")
-    if not short:
+        ).fetchall()
+    if not short and not events:
         return
     try:
         memory = open_memory(target)
     except RemembrancesError as exc:
         report.incomplete += [f"KB {c}/{s} (cannot embed: {exc})" for c, s in short]
+        report.incomplete += [f"event {e[0]} (cannot embed: {exc})" for e in events]
         return
     with memory:
         for collection, source in short:
@@ -378,6 +380,21 @@ def _rechunk_documents(target: Path, report: RecoveryReport) -> None:
                 report.readded.append(f"{collection}/{source}")
             except RemembrancesError as exc:
                 report.incomplete.append(f"KB {collection}/{source}: {exc}")
+        for event_id, subject, content, metadata, occurred_us in events:
+            try:
+                # Logged again (a new id): the row alone would stop the same event
+                # from being logged, as a duplicate, while it cannot be found.
+                with memory.store.transaction() as conn:
+                    conn.execute("DELETE FROM events WHERE id = ?", (event_id,))
+                memory.events.log(
+                    content,
+                    subject=subject,
+                    at=datetime.fromtimestamp(occurred_us / 1_000_000, UTC),
+                    metadata=json.loads(metadata),
+                )
+                report.readded.append(f"event {event_id} ({subject or 'no subject'})")
+            except (RemembrancesError, ValueError) as exc:
+                report.incomplete.append(f"event {event_id} ({content[:60]!r}): {exc}")
 
 
 class _Unreadable(Exception):

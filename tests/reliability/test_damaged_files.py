@@ -158,3 +158,18 @@ def test_recover_refuses_an_existing_target(damaged: Path, tmp_path: Path) -> No
     result = _run(damaged, "check", "--recover", str(out))
     assert result.exit_code == 1
     assert out.read_text() == "keep me"
+
+
+def test_recover_logs_events_again_when_their_chunks_were_lost(tmp_path: Path) -> None:
+    source = tmp_path / "lost.db"
+    _memory(source)
+    with remembrances.open(source) as memory, memory.store.transaction() as conn:
+        conn.execute("DELETE FROM chunks WHERE kind = 'event'")  # as if on a damaged page
+    out = tmp_path / "saved.db"
+    result = _run(source, "check", "--recover", str(out))
+    assert result.exit_code == 0, result.output
+    assert "re-chunked from its saved text: event" in result.stdout
+    with remembrances.open(out) as memory:
+        assert memory.events.count() == 5
+        hits = memory.events.search("event 3 happened", limit=1)
+        assert hits and hits[0].content == "event 3 happened" and hits[0].subject == "ops"
