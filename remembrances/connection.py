@@ -10,7 +10,7 @@ import contextlib
 import os
 import threading
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,35 +34,56 @@ Connection = Any
 BUSY_TIMEOUT_MS = 30_000
 
 
-def connect(path: str | os.PathLike[str], *, read_only: bool = False) -> apsw.Connection:
-    """Open ``path`` with sqlite-vec loaded and the pragmas below applied."""
+def connect(
+    path: str | os.PathLike[str],
+    *,
+    read_only: bool = False,
+    inspect: Callable[[apsw.Connection], None] | None = None,
+) -> apsw.Connection:
+    """Open ``path`` with sqlite-vec loaded and the pragmas below applied.
+
+    ``inspect`` sees the connection before anything is written to the file (the
+    WAL setting is the first write); whatever it raises closes the connection.
+    """
     path = Path(path)
     if read_only:
         flags = apsw.SQLITE_OPEN_READONLY
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
         flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+    conn: apsw.Connection | None = None
     try:
         conn = apsw.Connection(str(path), flags=flags)
         try:
-            _configure(conn)
+            _configure(conn, inspect)
         except apsw.ReadOnlyError:
             # A WAL file in a folder this user cannot write (no -shm can be made):
             # readable only as an immutable snapshot.
             conn.close()
             uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?immutable=1"
             conn = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
-            _configure(conn)
-    except apsw.CantOpenError as exc:
-        raise RemembrancesError(f"cannot open the memory file {str(path)!r}: {exc}") from exc
-    except apsw.NotADBError as exc:
-        raise NotAMemoryError(
+            _configure(conn, inspect)
+    except BaseException as exc:
+        if conn is not None:
+            conn.close()
+        if isinstance(exc, apsw.Error):
+            raise _open_error(exc, path) from exc
+        raise
+    return conn
+
+
+def _open_error(exc: apsw.Error, path: Path) -> RemembrancesError:
+    try:
+        raise exc
+    except apsw.CantOpenError:
+        return RemembrancesError(f"cannot open the memory file {str(path)!r}: {exc}")
+    except apsw.NotADBError:
+        return NotAMemoryError(
             f"{str(path)!r} is not a SQLite database, so not a remembrances memory; "
             "point --db at a memory file (or a new path to create one)"
-        ) from exc
-    except apsw.Error as exc:
-        raise sqlite_error(exc, str(path)) from exc
-    return conn
+        )
+    except apsw.Error:
+        return sqlite_error(exc, str(path))
 
 
 FileKind = Literal["new", "empty", "memory", "other"]
@@ -83,24 +104,33 @@ def file_kind(path: str | os.PathLike[str]) -> FileKind:
     conn = connect(path, read_only=True)
     try:
         with _mapped(str(path)):
-            names = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master")}
-            if not names:
-                return "empty"
-            if "meta" not in names:
-                return "other"
-            row = conn.execute("SELECT 1 FROM meta WHERE key = 'schema:store'").fetchone()
-            return "memory" if row is not None else "other"
+            return kind_of(conn)
     finally:
         conn.close()
 
 
-def _configure(conn: apsw.Connection) -> None:
+def kind_of(conn: apsw.Connection) -> FileKind:
+    """What an open file holds: "empty", "memory" or "other" (see :func:`file_kind`)."""
+    names = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master")}
+    if not names:
+        return "empty"
+    if "meta" not in names:
+        return "other"
+    row = conn.execute("SELECT 1 FROM meta WHERE key = 'schema:store'").fetchone()
+    return "memory" if row is not None else "other"
+
+
+def _configure(
+    conn: apsw.Connection, inspect: Callable[[apsw.Connection], None] | None = None
+) -> None:
     # Wait (instead of failing with "database is locked") while another
     # process holds the write lock.
     conn.set_busy_timeout(BUSY_TIMEOUT_MS)
     conn.enable_load_extension(True)
     conn.load_extension(sqlite_vec.loadable_path())
     conn.enable_load_extension(False)
+    if inspect is not None:
+        inspect(conn)
     if not conn.readonly("main"):
         # WAL: readers never block the writer and the writer never blocks readers.
         conn.execute("PRAGMA journal_mode=WAL")
@@ -155,10 +185,16 @@ class Database:
     run at the same time.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        read_only: bool = False,
+        inspect: Callable[[apsw.Connection], None] | None = None,
+    ) -> None:
         self.path = str(path)
         self.read_only = read_only
-        self.conn = connect(path, read_only=read_only)
+        self.conn = connect(path, read_only=read_only, inspect=inspect)
         # SQLite opens a file it cannot write read-only: searches work, writes are refused.
         self.read_only_reason = "it was opened with read_only=True"
         if not read_only and self.conn.readonly("main"):

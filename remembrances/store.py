@@ -25,7 +25,7 @@ import apsw
 import numpy as np
 
 from . import fusion
-from .connection import Connection, Database, file_kind
+from .connection import Connection, Database, FileKind, kind_of
 from .embeddings.base import Embedder, Vectors, as_matrix, as_vector, to_blob
 from .errors import (
     EmbedderMismatchError,
@@ -164,9 +164,8 @@ def _scalar(value: Any, key: str) -> Any:
     )
 
 
-def _admit(path: str, *, create: bool | None, read_only: bool) -> None:
+def _admit(path: str, kind: FileKind, *, create: bool | None, read_only: bool) -> None:
     """Refuse, before anything is written, a file that is not a memory unless asked to."""
-    kind = file_kind(path)
     if kind == "memory" or (kind == "other" and create is True and not read_only):
         return
     if kind == "new" and create is not False and not read_only:
@@ -222,8 +221,13 @@ class Store:
         an existing memory. Nothing is written to a file that is refused.
         """
         self.path = os.fspath(path)
-        _admit(self.path, create=create, read_only=read_only)
-        self.db = Database(self.path, read_only=read_only)
+        if not os.path.exists(self.path):  # before SQLite creates it
+            _admit(self.path, "new", create=create, read_only=read_only)
+
+        def admit(conn: Connection) -> None:  # the file is looked at before any write
+            _admit(self.path, kind_of(conn), create=create, read_only=read_only)
+
+        self.db = Database(self.path, read_only=read_only, inspect=admit)
         self.embedder = embedder
         self.reranker = reranker
         self._index: VectorIndex | None = None
