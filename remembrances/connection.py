@@ -73,17 +73,14 @@ def connect(
 
 
 def _open_error(exc: apsw.Error, path: Path) -> RemembrancesError:
-    try:
-        raise exc
-    except apsw.CantOpenError:
+    if isinstance(exc, apsw.CantOpenError):
         return RemembrancesError(f"cannot open the memory file {str(path)!r}: {exc}")
-    except apsw.NotADBError:
+    if isinstance(exc, apsw.NotADBError):
         return NotAMemoryError(
             f"{str(path)!r} is not a SQLite database, so not a remembrances memory; "
             "point --db at a memory file (or a new path to create one)"
         )
-    except apsw.Error:
-        return sqlite_error(exc, str(path))
+    return sqlite_error(exc, str(path))
 
 
 FileKind = Literal["new", "empty", "memory", "other"]
