@@ -249,3 +249,38 @@ def test_a_failed_embedding_writes_no_turn(db_path: Any) -> None:
 def test_hostile_window(events: EventLog, window: Any) -> None:
     with pytest.raises(InvalidInputError, match="window must be"):
         events.search("x", window=window)
+
+
+def test_a_question_naming_a_speaker_prefers_their_turns(events: EventLog) -> None:
+    events.log_conversation(
+        [
+            # the same words either way, so only the speaker can tell them apart
+            {"speaker": "Caroline", "text": "Melanie, I painted a sunrise over the lake."},
+            {"speaker": "Melanie", "text": "Caroline, I painted a sunrise over the lake."},
+        ],
+        session="s",
+    )
+    for name in ("Melanie", "Caroline"):
+        hits = events.search(f"when did {name.lower()} paint a sunrise?", mode="text")
+        assert hits[0].subject == name
+        assert hits[0].score is not None and hits[1].score is not None
+        assert hits[0].score > hits[1].score
+    both = events.search("did Melanie and Caroline paint a sunrise?", mode="text")
+    assert both[0].score == both[1].score  # two speakers named: no preference
+
+
+def test_a_turn_gains_from_a_matching_neighbour() -> None:
+    from remembrances.events.event_log import NEIGHBOUR_WEIGHT, _conversation_scores
+    from remembrances.events.records import Event
+
+    def turn(i: int, position: int, score: float, session: str | None = "s") -> Event:
+        return Event(i, "x", "t", MORNING, MORNING, {}, score, session, position)
+
+    hits = [turn(1, 5, 0.5), turn(2, 6, 0.3), turn(3, 9, 0.35), turn(4, 0, 0.2, None)]
+    rescored = {e.id: e.score for e in _conversation_scores("q", hits, frozenset())}
+    assert rescored[2] == pytest.approx(0.3 + NEIGHBOUR_WEIGHT * 0.5)  # beside turn 1
+    assert rescored[1] == pytest.approx(0.5 + NEIGHBOUR_WEIGHT * 0.3)
+    assert rescored[3] == pytest.approx(0.35)  # no neighbour among the candidates
+    assert rescored[4] == pytest.approx(0.2)  # not a turn: unchanged
+    capped = _conversation_scores("q", [turn(1, 0, 0.9), turn(2, 1, 0.9)], frozenset())
+    assert all(e.score == 1.0 for e in capped)
