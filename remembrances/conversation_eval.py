@@ -196,6 +196,9 @@ class ConversationEvaluation:
     k: tuple[int, ...]
     methods: dict[str, MethodResult] = field(default_factory=dict)
     enrich_found: int | None = None
+    #: Of the questions with evidence in events.search's top k[0], how many keep it in
+    #: enrich_context's block (issue 21 asks for >= 95 %).
+    enrich_kept: int | None = None
     enrich_median_chars: float | None = None
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -217,10 +220,20 @@ class ConversationEvaluation:
                     "enrich_context(question)",
                     *("" for _ in self.k),
                     f"{self.enrich_found} in the block (median {self.enrich_median_chars:.0f} "
-                    "characters)",
+                    f"characters); {self._kept()}",
                 )
             )
         return rows
+
+    def _kept(self) -> str:
+        search = self.methods.get("events.search")
+        if search is None or self.enrich_kept is None:
+            return ""
+        share = self.enrich_kept / max(search.questions_found, 1)
+        return (
+            f"{self.enrich_kept} of the {search.questions_found} with evidence in "
+            f"events.search's top {self.k[0]} ({share:.0%})"
+        )
 
     def header(self) -> tuple[str, ...]:
         return (
@@ -279,7 +292,7 @@ def evaluate(
     )
     sums: dict[str, dict[int, float]] = {m: dict.fromkeys(ks, 0.0) for m in methods}
     found = dict.fromkeys(methods, 0)
-    enrich_found, block_sizes = 0, []
+    enrich_found, enrich_kept, block_sizes = 0, 0, []
     timer: dict[str, float] = {"log": 0.0, **dict.fromkeys(methods, 0.0), "enrich": 0.0}
     with tempfile.TemporaryDirectory(prefix="remembrances-eval-") as scratch:
         folder = Path(db_dir) if db_dir is not None else Path(scratch)
@@ -301,6 +314,7 @@ def evaluate(
                         ids[str(event.id)] = str(event.metadata.get("id"))
                 say(f"{conv.name}: {len(conv.questions)} questions")
                 for question in conv.questions:
+                    search_found = False
                     for method in methods:
                         started = time.perf_counter()
                         ranked = _ranked(_search(service, method, question.text, ks[-1]), ids)
@@ -308,7 +322,9 @@ def evaluate(
                         for cut in ks:
                             hits = len(question.evidence.intersection(ranked[:cut]))
                             sums[method][cut] += hits / len(question.evidence)
-                        found[method] += bool(question.evidence.intersection(ranked[: ks[0]]))
+                        top = bool(question.evidence.intersection(ranked[: ks[0]]))
+                        found[method] += top
+                        search_found |= top and method == "events.search"
                     if enrich:
                         started = time.perf_counter()
                         enrichment = service.enricher.enrich(question.text)
@@ -318,6 +334,7 @@ def evaluate(
                             for item in enrichment.items.get("events", [])
                         }
                         enrich_found += bool(question.evidence.intersection(shown))
+                        enrich_kept += search_found and bool(question.evidence.intersection(shown))
                         block_sizes.append(len(enrichment.text))
             finally:
                 service.close()
@@ -328,6 +345,7 @@ def evaluate(
         )
     if enrich:
         result.enrich_found = enrich_found
+        result.enrich_kept = enrich_kept if "events.search" in methods else None
         result.enrich_median_chars = statistics.median(block_sizes) if block_sizes else 0.0
     result.seconds = timer
     return result

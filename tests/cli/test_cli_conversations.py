@@ -78,7 +78,7 @@ def test_eval_reads_conversations_and_questions(run: Run, tmp_path: Path) -> Non
     assert (result["conversations"], result["turns"], result["questions"]) == (1, 3, 2)
     assert result["methods"]["bm25"]["recall"]["1"] == 1.0
     assert result["methods"]["events.search"]["questions_found"] == 2
-    assert result["enrich_found"] is not None
+    assert result["enrich_found"] is not None and result["enrich_kept"] is not None
     human = run("eval", str(file), "--no-enrich")
     assert human.exit_code == 0 and "events.search" in human.stdout
     bad = tmp_path / "bad.jsonl"
