@@ -65,13 +65,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     elapsed = time.perf_counter() - start
     body = markdown(results) + "\n#### Corpora\n\n" + corpus_table(results) + "\n"
-    print(body)
     if args.misses:
-        print(misses(results))
+        body += (
+            "\n#### Where rem-hybrid ranks the answer below the best naive system\n\n"
+            "(`set [half] rem-hybrid rank vs best naive rank: question`; - = not in the top 10)\n\n"
+            "```\n" + misses(results) + "\n```\n"
+        )
+    print(body)
     print(f"{elapsed:.0f} s", file=sys.stderr)
     if args.write:
         command = "python -m benchmarks.devsuite " + " ".join(
-            a for a in (argv if argv is not None else sys.argv[1:]) if a != "--write"
+            argv if argv is not None else sys.argv[1:]
         )
         head = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
