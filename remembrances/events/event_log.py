@@ -136,6 +136,42 @@ def _with_previous(text: str, previous: Turn | Event | None) -> str:
     return f"{previous.speaker}: {previous.content}\n{text}"
 
 
+def _event_chunk(
+    subject: str, content: str, metadata_json: str, occurred_us: int, user: str | None
+) -> Chunk:
+    """A plain event's searchable text: the subject counts for meaning."""
+    return Chunk(
+        text=content,
+        metadata={**json.loads(metadata_json), **_scope_keys(subject, None, user)},
+        embed_text=f"{subject}\n\n{content}" if subject else None,
+        ts=occurred_us / 1_000_000,
+    )
+
+
+def _turn_chunk(
+    turn: Turn,
+    before: Turn | Event | None,
+    session: str,
+    user: str | None,
+    position: int,
+    metadata_json: str,
+    occurred_us: int,
+) -> Chunk:
+    """A conversation turn's searchable text (see :func:`turn_text`)."""
+    text = turn_text(turn)
+    return Chunk(
+        text=text,
+        embed_text=_with_previous(text, before),
+        metadata={
+            **json.loads(metadata_json),
+            **_scope_keys(turn.speaker, session, user),
+            "role": turn.role,
+            "position": position,
+        },
+        ts=occurred_us / 1_000_000,
+    )
+
+
 @dataclass(frozen=True)
 class LoggedConversation:
     """What :meth:`EventLog.log_conversation` did: the turns it added, and how many
@@ -306,17 +342,7 @@ class EventLog:
                 rows.append((turn, start + offset, to_micros(occurred), metadata_json))
             previous = [stored[-1] if stored else None] + [turn for turn, *_ in rows[:-1]]
             chunks = [
-                Chunk(
-                    text=turn_text(turn),
-                    embed_text=_with_previous(turn_text(turn), before),
-                    metadata={
-                        **json.loads(metadata_json),
-                        **_scope_keys(turn.speaker, session, user),
-                        "role": turn.role,
-                        "position": position,
-                    },
-                    ts=occurred_us / 1_000_000,
-                )
+                _turn_chunk(turn, before, session, user, position, metadata_json, occurred_us)
                 for (turn, position, occurred_us, metadata_json), before in zip(
                     rows, previous, strict=True
                 )
@@ -361,6 +387,65 @@ class EventLog:
         raise StorageError(
             f"session {session!r} kept changing while it was being logged; try again"
         )
+
+    def reindex(self, event_ids: Sequence[int]) -> int:
+        """Rebuild the searchable chunks of stored events from their rows; returns how
+        many events were found. For a memory whose chunks were lost (a damaged file's
+        recovery): conversation turns are indexed as turns again, with their session,
+        speaker and previous turn, which logging them again as plain events would lose.
+        """
+        ids = builtins.list(event_ids)
+        for event_id in ids:
+            if isinstance(event_id, bool) or not isinstance(event_id, int):
+                raise InvalidInputError(f"event id must be an integer, not {event_id!r}")
+        self._check_writable()
+        events = self._by_ids(ids)
+        chunks = []
+        for event in events.values():
+            occurred_us = to_micros(event.occurred_at)
+            metadata_json = _metadata_json(event.metadata)
+            if event.session is None or event.position is None:
+                chunks.append(
+                    _event_chunk(
+                        event.subject, event.content, metadata_json, occurred_us, event.user
+                    )
+                )
+                continue
+            before = self._turn_before(event.session, event.position)
+            caption = event.metadata.get("caption")
+            turn = Turn(
+                event.subject,
+                event.role,
+                event.content,
+                None,
+                {},
+                caption if isinstance(caption, str) else None,
+            )
+            chunks.append(
+                _turn_chunk(
+                    turn,
+                    before,
+                    event.session,
+                    event.user,
+                    event.position,
+                    metadata_json,
+                    occurred_us,
+                )
+            )
+        prepared = self.store.prepare(chunks)
+        with self._write_lock, self.store.transaction():
+            for event_id, chunk in zip(events, prepared.chunks, strict=True):
+                self.store.write_source(KIND, COLLECTION, str(event_id), Prepared([chunk]))
+        return len(events)
+
+    def _turn_before(self, session: str, position: int) -> Event | None:
+        with self.store.snapshot() as conn:
+            row = conn.execute(
+                f"SELECT {self._columns} FROM events WHERE session = ? AND position < ? "
+                "ORDER BY position DESC LIMIT 1",
+                (session, position),
+            ).fetchone()
+        return None if row is None else _event(row)
 
     def _session_turns(self, session: str) -> builtins.list[Event]:
         if not self._has_tables:
@@ -424,19 +509,13 @@ class EventLog:
         occurred_us = to_micros(occurred)
         metadata_json = _metadata_json(item.get("metadata"))
         user = None if item.get("user") is None else scope_name(item["user"], f"{what} user")
-        chunk_metadata = {**json.loads(metadata_json), **_scope_keys(subject, None, user)}
         return _Pending(
             subject=subject,
             content=content,
             metadata_json=metadata_json,
             occurred_us=occurred_us,
             dedup_key=dedup_key(subject, content, occurred_us),
-            chunk=Chunk(
-                text=content,
-                metadata=chunk_metadata,
-                embed_text=f"{subject}\n\n{content}" if subject else None,
-                ts=occurred_us / 1_000_000,
-            ),
+            chunk=_event_chunk(subject, content, metadata_json, occurred_us, user),
             user=user,
         )
 

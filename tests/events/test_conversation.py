@@ -284,3 +284,23 @@ def test_a_turn_gains_from_a_matching_neighbour() -> None:
     assert rescored[4] == pytest.approx(0.2)  # not a turn: unchanged
     capped = _conversation_scores("q", [turn(1, 0, 0.9), turn(2, 1, 0.9)], frozenset())
     assert all(e.score == 1.0 for e in capped)
+
+
+def test_reindex_rebuilds_lost_chunks_as_they_were(events: EventLog, store: Store) -> None:
+    logged = events.log_conversation(TRANSCRIPT, session="D1", user="caro")
+    plain = events.log("kiln delivered", subject="studio", user="caro")
+    ids = [e.id for e in logged.added] + [plain.id]
+    written = {i: store.get_source("event", str(i), collection="events") for i in ids}
+    with store.transaction():
+        for i in ids:
+            store.delete_source("event", str(i), collection="events")
+    assert events.search("rainbow flag", session="D1") == []
+    assert events.reindex([*ids, 999_999]) == len(ids)
+    for i in ids:
+        again = store.get_source("event", str(i), collection="events")
+        assert [(c.text, c.metadata, c.content_hash, c.ts) for c in again] == [
+            (c.text, c.metadata, c.content_hash, c.ts) for c in written[i]
+        ]
+    assert events.search("rainbow flag", session="D1", mode="text")[0].id == ids[2]
+    with pytest.raises(InvalidInputError, match="event id must be an integer"):
+        events.reindex(["1"])  # type: ignore[list-item]
