@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.text import Text
 from rich.tree import Tree
 
 from .app import State, cli, json_option, pass_state
@@ -155,6 +156,30 @@ def refs(state: State, name: str, project: str | None) -> None:
         for d in data
     ]
     state.out.emit(data, state.out.table(("where", "in", "", "line"), rows))
+
+
+@code.command(
+    "map", epilog="Example:  remembrances code map app --tokens 2048 --focus src/app/upload.py"
+)
+@click.argument("project")
+@click.option("--tokens", "budget", type=int, default=1024, show_default=True, help="Token budget.")
+@click.option(
+    "--focus", multiple=True, help="A file or symbol to rank the map towards (repeatable)."
+)
+@json_option
+@pass_state
+def map_(state: State, project: str, budget: int, focus: tuple[str, ...]) -> None:
+    """The most important files and signatures of a project, ranked, within a token budget."""
+    code = state.service().code
+    if not hasattr(code, "repo_map"):  # a server older than the map, or the HTTP client
+        raise click.ClickException("code map is not served over --url yet; use --db")
+    result = code.repo_map(project, budget_tokens=budget, focus=list(focus) or None)
+    data = record(result)
+    # plain text: signatures hold brackets rich would read as markup, and must not wrap
+    text = Text(
+        result.text or f"(nothing fits in {budget} tokens)", no_wrap=True, overflow="ignore"
+    )
+    state.out.emit(data, text)
 
 
 @code.command(epilog="Example:  remembrances code projects --json")

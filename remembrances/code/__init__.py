@@ -14,6 +14,7 @@ from .records import (
     ProjectStats,
     Reference,
 )
+from .repo_map import MapFile, MapSymbol, RepoMap
 
 __all__ = [
     "LANGUAGES",
@@ -21,9 +22,12 @@ __all__ = [
     "CodeIndexer",
     "CodeSymbol",
     "IndexReport",
+    "MapFile",
+    "MapSymbol",
     "OutlineNode",
     "ProjectInfo",
     "ProjectStats",
     "Reference",
+    "RepoMap",
     "SkippedFile",
 ]

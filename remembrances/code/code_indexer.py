@@ -20,6 +20,7 @@ from .records import (
     ProjectStats,
     Reference,
 )
+from .repo_map import DEFAULT_BUDGET_TOKENS, RepoMap, RepoMapper, TokenCounter
 from .schema import CODE_MIGRATIONS
 
 
@@ -50,6 +51,7 @@ class CodeIndexer:
             embed_batch=embed_batch,
         )
         self._lookup = CodeLookup(store)
+        self._mapper = RepoMapper(store)
 
     # -- writing ---------------------------------------------------------------------
 
@@ -191,6 +193,23 @@ class CodeIndexer:
         self, name: str, *, project: str | None = None, limit: int = 1000
     ) -> list[Reference]:
         return self._lookup.references(name, project=project, limit=limit)
+
+    def repo_map(
+        self,
+        project: str,
+        *,
+        budget_tokens: int = DEFAULT_BUDGET_TOKENS,
+        focus: Sequence[str | os.PathLike[str]] | str | None = None,
+        token_counter: TokenCounter | None = None,
+    ) -> RepoMap:
+        """The project's most important files and signatures, within ``budget_tokens``.
+
+        Ranked by PageRank over the reference graph; ``focus`` (file paths or
+        symbol names) pulls the ranking towards those files and what they use.
+        """
+        return self._mapper.repo_map(
+            project, budget_tokens=budget_tokens, focus=focus, token_counter=token_counter
+        )
 
     def projects(self) -> list[ProjectInfo]:
         return self._lookup.projects()

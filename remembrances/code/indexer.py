@@ -23,6 +23,7 @@ from typing import Any
 
 from ..errors import InvalidInputError
 from ..store import Store
+from . import graph
 from .analysis import FileAnalysis, ParseTask, analyze, analyze_source, file_hash, read_checked
 from .chunking import DEFAULT_CHUNK_CHARS
 from .discovery import DEFAULT_MAX_FILE_BYTES, FoundFile, SkippedFile, discover
@@ -39,6 +40,9 @@ PARALLEL_MIN_FILES = 48
 WRITE_BATCH_FILES = 64
 WRITE_BATCH_CHUNKS = 4000
 MAX_PROJECT_NAME = 200
+#: When more files changed than this (or a quarter of the project), the
+#: reference graph is rebuilt whole after the run instead of updated per batch.
+GRAPH_REBUILD_MIN_FILES = 64
 
 Progress = Callable[[str, int, int], None]
 
@@ -208,6 +212,10 @@ class RepositoryIndexer:
         if progress is not None:
             progress("hashed", len(found.files), len(found.files))
 
+        if len(changed) > max(GRAPH_REBUILD_MIN_FILES, len(existing) // 4):
+            with self.store.transaction() as conn:  # cheaper to rebuild than to update
+                graph.invalidate(conn, project_id)
+
         mark = time.perf_counter()
         write_time = 0.0
         batch: list[FileAnalysis] = []
@@ -234,10 +242,16 @@ class RepositoryIndexer:
         vanished = [(p, e.id) for p, e in existing.items() if p not in keep]
         if vanished:
             with self.store.transaction() as conn:
+                old_names = graph.defined_names(conn, [i for _, i in vanished])
                 for rel, file_id in vanished:
                     self.store.delete_source(KIND, rel, collection=name)
                     conn.execute("DELETE FROM code_files WHERE id = ?", (file_id,))
+                if graph.exists(conn, project_id):
+                    graph.update(conn, project_id, [i for _, i in vanished], old_names)
         report.files_removed = len(vanished)
+        with self.store.transaction() as conn:
+            if not graph.exists(conn, project_id):
+                graph.build(conn, project_id)
         timings["writing"] = write_time + time.perf_counter() - mark
         timings["text_searchable"] = time.perf_counter() - started
         if progress is not None:
@@ -292,6 +306,9 @@ class RepositoryIndexer:
         prepared = [self.store.prepare(a.chunks, embed=False) for a in batch]
         now = time.time()
         with self.store.transaction() as conn:
+            graph_kept = graph.exists(conn, project_id)
+            graph_old: set[str] = set()
+            written: list[int] = []
             for analysis, ready in zip(batch, prepared, strict=True):
                 self.store.write_source(KIND, project, analysis.path, ready)
                 file_id = int(
@@ -316,6 +333,9 @@ class RepositoryIndexer:
                         ),
                     ).fetchone()[0]
                 )
+                written.append(file_id)
+                if graph_kept:
+                    graph_old |= graph.defined_names(conn, [file_id])
                 conn.execute("DELETE FROM code_symbols WHERE file_id = ?", (file_id,))
                 conn.execute("DELETE FROM code_names WHERE file_id = ?", (file_id,))
                 conn.executemany(
@@ -352,6 +372,8 @@ class RepositoryIndexer:
                 report.chunks += len(analysis.chunks)
                 if analysis.has_error:
                     report.parse_errors.append(analysis.path)
+            if graph_kept:
+                graph.update(conn, project_id, written, graph_old)
         return time.perf_counter() - mark
 
     # -- embeddings --------------------------------------------------------------------

@@ -64,4 +64,27 @@ CODE_MIGRATIONS: tuple[str, ...] = (
     """
     UPDATE code_files SET content_hash = '', embedded = 0;
     """,
+    # 3: the reference graph behind the repository map (code/graph.py). An edge
+    # says "src uses a name that dst defines" with how often src uses it; weights
+    # are normalised when the graph is read, so an edge never changes because
+    # another file changed and an update only touches the changed files' edges.
+    """
+    CREATE TABLE code_edges (
+        name       TEXT NOT NULL,
+        src_file   INTEGER NOT NULL REFERENCES code_files (id) ON DELETE CASCADE,
+        dst_file   INTEGER NOT NULL REFERENCES code_files (id) ON DELETE CASCADE,
+        project_id INTEGER NOT NULL,
+        refs       INTEGER NOT NULL,
+        PRIMARY KEY (name, src_file, dst_file)
+    ) WITHOUT ROWID;
+    CREATE INDEX code_edges_src ON code_edges (src_file);
+    CREATE INDEX code_edges_dst ON code_edges (dst_file);
+    CREATE INDEX code_edges_project ON code_edges (project_id);
+    CREATE TABLE code_graphs (
+        project_id INTEGER PRIMARY KEY REFERENCES code_projects (id) ON DELETE CASCADE,
+        built_at   REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        updates    INTEGER NOT NULL DEFAULT 0
+    );
+    """,
 )

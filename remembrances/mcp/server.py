@@ -341,6 +341,19 @@ def build_server(
         return _hits(svc.code.references(name, project=project), f"No references to {name!r}.")
 
     @tool(READ)
+    def code_repo_map(
+        project: str,
+        budget_tokens: Annotated[int, Field(ge=1, le=100_000)] = 1024,
+        focus: Annotated[
+            list[str] | None,
+            Field(description="Files or symbol names to rank the map towards."),
+        ] = None,
+    ) -> CallToolResult:
+        """A ranked map of a project: its most important files and signatures, in a budget."""
+        result = svc.code.repo_map(project, budget_tokens=budget_tokens, focus=focus)
+        return _result(result.text or "Nothing fits in the budget.", result.to_dict())
+
+    @tool(READ)
     def code_projects() -> CallToolResult:
         """The indexed projects with their roots and counts."""
         projects = render.plain(svc.code.projects())

@@ -15,8 +15,8 @@ TOOLS = {
     "kb_add_document", "kb_ingest_path", "kb_search", "kb_get_document", "kb_delete_document",
     "kb_list_documents",
     "save_event", "search_events", "code_index_project", "code_search", "code_find_symbol",
-    "code_outline", "code_references", "code_projects", "search_memory", "enrich_context",
-    "memory_stats", "log_conversation",
+    "code_outline", "code_references", "code_projects", "code_repo_map", "search_memory",
+    "enrich_context", "memory_stats", "log_conversation",
 }  # fmt: skip
 
 Drive = Callable[..., None]

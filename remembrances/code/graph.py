@@ -1,0 +1,256 @@
+"""The reference graph between files: "this file uses a name that file defines".
+
+It is built from the index's own tables (``code_names`` holds every identifier a
+file uses, ``code_symbols`` every name it defines) and persisted in
+``code_edges`` so the repository map does not re-derive it on every call. An
+edge stores only how often ``src`` uses the name; how much it weighs (split
+between the name's definers) is worked out when the graph is read. So when a
+file changes, only two kinds of edge can change: those leaving it, and those of
+the names it defined before or defines now. ``update`` recomputes exactly
+those, in the indexer's write transaction, so the graph never disagrees with
+the files. A ``code_graphs`` row says a project's graph is complete; without it
+(a first index, an index made before the graph existed, a large change) the
+graph is rebuilt whole.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+import numpy as np
+import numpy.typing as npt
+
+#: A name defined in more files than this (``__init__``, ``run``, ``main``) says
+#: nothing about which one a use means; it gets no edges.
+MAX_DEFINERS = 25
+#: Sections of a document are symbols too, but nobody calls them.
+_NOT_DEFINITIONS = ("section",)
+#: A definition inside a function is local to it: no other file can use it.
+_LOCAL_SCOPES = ("function", "method")
+#: A module that defines ``str`` or ``open`` is not what every ``str(x)`` means.
+_PYTHON_BUILTINS = tuple(sorted(n for n in dir(builtins) if not n.startswith("_")))
+#: Languages whose files can use each other's names.
+_LANGUAGE_GROUP = (
+    "CASE {col} WHEN 'typescript' THEN 'javascript' WHEN 'tsx' THEN 'javascript' "
+    "WHEN 'cpp' THEN 'c' ELSE {col} END"
+)
+
+
+def _quoted(values: tuple[str, ...]) -> str:
+    return ",".join(f"'{v}'" for v in values)
+
+
+def _group(col: str) -> str:
+    return _LANGUAGE_GROUP.format(col=col)
+
+
+# Definitions that other files can use: not sections, not local to a function
+# (the parent and the grandparent are checked; deeper nesting is rare).
+_DEFINITIONS = f"""
+SELECT s.name, s.file_id, {_group("f.language")}
+FROM code_symbols s JOIN code_files f ON f.id = s.file_id
+LEFT JOIN code_symbols p ON p.file_id = s.file_id AND p.position = s.parent
+LEFT JOIN code_symbols g ON g.file_id = s.file_id AND g.position = p.parent
+WHERE f.project_id = ? AND s.kind NOT IN ({_quoted(_NOT_DEFINITIONS)})
+  AND coalesce(p.kind, '') NOT IN ({_quoted(_LOCAL_SCOPES)})
+  AND coalesce(g.kind, '') NOT IN ({_quoted(_LOCAL_SCOPES)})
+"""
+_USES = f"""
+SELECT n.name, n.file_id, {_group("f.language")},
+       length(n.positions) - length(replace(n.positions, ' ', '')) + 1
+FROM code_names n JOIN code_files f ON f.id = n.file_id
+WHERE f.project_id = ?
+"""
+_IN_JSON = "(SELECT value FROM json_each(?))"
+_Row = tuple[str, int, int, int, int]  # name, src, dst, project, refs
+
+
+def _definers(
+    conn: apsw.Connection, project_id: int, names: str | None
+) -> dict[tuple[str, str], list[int]]:
+    """(name, language group) -> files defining it, for names that say which file they mean."""
+    params: list[Any] = [project_id]
+    sql = _DEFINITIONS
+    if names is not None:
+        sql, params = sql + f" AND s.name IN {_IN_JSON}", [project_id, names]
+    found: dict[tuple[str, str], set[int]] = {}
+    for name, file_id, group in conn.execute(sql, params):
+        if group == "python" and name in _PYTHON_BUILTINS:
+            continue
+        found.setdefault((str(name), str(group)), set()).add(int(file_id))
+    return {k: sorted(v) for k, v in found.items() if len(v) <= MAX_DEFINERS}
+
+
+def _edges(
+    conn: apsw.Connection,
+    project_id: int,
+    definers: dict[tuple[str, str], list[int]],
+    uses: Iterable[tuple[str, int, str, int]],
+) -> list[_Row]:
+    """An edge per use of a defined name by another file of the same language group.
+
+    A file that defines the name itself is not counted as using the other
+    definitions (an override is not a call).
+    """
+    rows: list[_Row] = []
+    wanted: list[tuple[str, int, list[int], int]] = []
+    for name, src, group, refs in uses:
+        files = definers.get((name, group))
+        if files is not None:
+            wanted.append((name, src, files, refs))
+    if not wanted:
+        return rows
+    own = {
+        (str(n), int(f))
+        for n, f in conn.execute(
+            "SELECT s.name, s.file_id FROM code_symbols s JOIN code_files f ON f.id = s.file_id "
+            f"WHERE f.project_id = ? AND s.name IN {_IN_JSON}",
+            (project_id, json.dumps(sorted({w[0] for w in wanted}))),
+        )
+    }
+    for name, src, files, refs in wanted:
+        if (name, src) in own:
+            continue
+        rows.extend((name, src, dst, project_id, refs) for dst in files if dst != src)
+    return rows
+
+
+def _insert(conn: apsw.Connection, rows: list[_Row]) -> None:
+    conn.executemany(
+        "INSERT OR IGNORE INTO code_edges (name, src_file, dst_file, project_id, refs) "
+        "VALUES (?, ?, ?, ?, ?)",
+        rows,
+    )
+
+
+@dataclass(frozen=True)
+class Edges:
+    """A project's edges as parallel arrays (``name[i]`` indexes ``names``)."""
+
+    names: list[str]
+    name: npt.NDArray[np.int64]
+    src: npt.NDArray[np.int64]  # file ids
+    dst: npt.NDArray[np.int64]
+    refs: npt.NDArray[np.float64]
+
+
+def exists(conn: apsw.Connection, project_id: int) -> bool:
+    row = conn.execute("SELECT 1 FROM code_graphs WHERE project_id = ?", (project_id,))
+    return row.fetchone() is not None
+
+
+def defined_names(conn: apsw.Connection, file_ids: Iterable[int]) -> set[str]:
+    """Names the files define now (call before their symbols are replaced)."""
+    ids = json.dumps(list(file_ids))
+    return {
+        str(r[0])
+        for r in conn.execute(
+            "SELECT DISTINCT name FROM code_symbols WHERE file_id IN (SELECT value FROM json_each(?))",
+            (ids,),
+        )
+    }
+
+
+def build(conn: apsw.Connection, project_id: int) -> int:
+    """(Re)build a project's whole graph; returns the number of edges."""
+    conn.execute("DELETE FROM code_edges WHERE project_id = ?", (project_id,))
+    definers = _definers(conn, project_id, None)
+    rows = _edges(conn, project_id, definers, _uses(conn, _USES, [project_id]))
+    _insert(conn, rows)
+    now = time.time()
+    conn.execute(
+        "INSERT INTO code_graphs (project_id, built_at, updated_at, updates) VALUES (?, ?, ?, 0) "
+        "ON CONFLICT (project_id) DO UPDATE SET built_at = excluded.built_at, "
+        "updated_at = excluded.updated_at, updates = 0",
+        (project_id, now, now),
+    )
+    return len(rows)
+
+
+def _uses(
+    conn: apsw.Connection, sql: str, params: list[Any]
+) -> Iterable[tuple[str, int, str, int]]:
+    for name, file_id, group, refs in conn.execute(sql, params):
+        yield str(name), int(file_id), str(group), int(refs)
+
+
+def invalidate(conn: apsw.Connection, project_id: int) -> None:
+    """Forget a project's graph; the next index run (or map) builds it whole."""
+    conn.execute("DELETE FROM code_edges WHERE project_id = ?", (project_id,))
+    conn.execute("DELETE FROM code_graphs WHERE project_id = ?", (project_id,))
+
+
+def update(
+    conn: apsw.Connection, project_id: int, changed: Iterable[int], old_names: Iterable[str]
+) -> None:
+    """Bring the graph up to date after ``changed`` files were rewritten or deleted.
+
+    ``old_names`` are the names those files defined before; with the names they
+    define now, they are the names whose definers may have changed. Runs in the
+    caller's write transaction.
+    """
+    changed_ids = sorted(set(changed))
+    if not changed_ids:
+        return
+    ids = json.dumps(changed_ids)
+    affected = json.dumps(sorted(set(old_names) | defined_names(conn, changed_ids)))
+    conn.execute(
+        f"DELETE FROM code_edges WHERE project_id = ? AND (src_file IN {_IN_JSON} "
+        f"OR name IN {_IN_JSON})",
+        (project_id, ids, affected),
+    )
+    # Edges leaving the changed files (any name they use), and edges of the
+    # affected names (from any file).
+    leaving = list(_uses(conn, _USES + f" AND n.file_id IN {_IN_JSON}", [project_id, ids]))
+    arriving = list(_uses(conn, _USES + f" AND n.name IN {_IN_JSON}", [project_id, affected]))
+    names = json.dumps(sorted({u[0] for u in leaving} | set(json.loads(affected))))
+    definers = _definers(conn, project_id, names)
+    _insert(conn, _edges(conn, project_id, definers, leaving + arriving))
+    conn.execute(
+        "UPDATE code_graphs SET updated_at = ?, updates = updates + 1 WHERE project_id = ?",
+        (time.time(), project_id),
+    )
+
+
+def edges(conn: apsw.Connection, project_id: int) -> Edges:
+    """The project's edges: persisted ones, or derived on the fly when there are none yet."""
+    cursor: Iterable[tuple[Any, ...]]
+    if exists(conn, project_id):
+        cursor = conn.execute(
+            "SELECT name, src_file, dst_file, refs FROM code_edges WHERE project_id = ? "
+            "ORDER BY name",
+            (project_id,),
+        )
+    else:  # e.g. a read-only file indexed before the graph existed
+        definers = _definers(conn, project_id, None)
+        derived = _edges(conn, project_id, definers, _uses(conn, _USES, [project_id]))
+        cursor = iter(sorted((n, s, d, r) for n, s, d, _, r in derived))
+    names: list[str] = []
+    index: dict[str, int] = {}
+    rows: list[tuple[int, int, int, int]] = []
+    for name, src, dst, refs in cursor:
+        at = index.get(name)
+        if at is None:
+            at = index[name] = len(names)
+            names.append(name)
+        rows.append((at, src, dst, refs))
+    table = np.array(rows, dtype=np.int64).reshape(-1, 4)
+    return Edges(names, table[:, 0], table[:, 1], table[:, 2], table[:, 3].astype(np.float64))
+
+
+__all__ = [
+    "MAX_DEFINERS",
+    "Edges",
+    "build",
+    "defined_names",
+    "edges",
+    "exists",
+    "invalidate",
+    "update",
+]

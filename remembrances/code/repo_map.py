@@ -1,0 +1,398 @@
+"""The ranked repository map: what matters in a repository, in a token budget.
+
+Files are ranked by personalised PageRank over the reference graph
+(``graph.py``): a file many files use ranks high, and with a focus the random
+walk restarts at the focus files (and the files defining the focus symbols), so
+their neighbourhood ranks high. Each file's rank then flows along its edges to
+the definitions it uses, which ranks the symbols. The map is the longest prefix
+of the ranked definitions whose rendering fits the budget: ``path:`` lines with
+the signatures indented under them (enclosing classes included), the layout a
+model reads best.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import apsw
+import numpy as np
+
+from ..errors import InvalidInputError, NotFoundError
+from ..store import Store
+from . import graph
+from .indexer import check_project_name
+from .pagerank import pagerank
+
+DEFAULT_BUDGET_TOKENS = 1024
+MAX_BUDGET_TOKENS = 1_000_000
+MAX_FOCUS = 200
+#: Weight of the uses of a focus symbol's name, and of a private name.
+FOCUS_NAME_BOOST = 10.0
+PRIVATE_NAME_FACTOR = 0.1
+#: A name defined in more files than this is probably generic (``args``, ``key``).
+MANY_DEFINERS = 5
+GENERIC_NAME_FACTOR = 0.1
+#: A long descriptive name (``next_run_time``, ``formatDate``) says precisely what it uses.
+DESCRIPTIVE_NAME_LENGTH = 8
+DESCRIPTIVE_NAME_BOOST = 10.0
+#: Share of the random jumps that land anywhere when there is a focus, so the
+#: rest of the repository is still ranked.
+FOCUS_BACKGROUND = 0.05
+#: Symbols shown per (file, name), e.g. overloads or same-named methods.
+MAX_SYMBOLS_PER_NAME = 3
+INDENT = "  "
+
+TokenCounter = Callable[[str], int]
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token: what LLM tokenizers average on code and prose."""
+    return (len(text) + 3) // 4
+
+
+def name_weight(name: str) -> float:
+    """How much a use of ``name`` says about which definition is meant (after aider's map).
+
+    Descriptive names weigh more; private, dunder and one- or two-letter names less.
+    """
+    weight = 1.0
+    if name.startswith("__") and name.endswith("__"):
+        weight *= GENERIC_NAME_FACTOR
+    elif name.startswith("_"):
+        weight *= PRIVATE_NAME_FACTOR
+    if len(name) <= 2:
+        weight *= GENERIC_NAME_FACTOR
+    core = name.strip("_")
+    snake = "_" in core
+    camel = any(c.isupper() for c in core) and any(c.islower() for c in core)
+    if (snake or camel) and len(name) >= DESCRIPTIVE_NAME_LENGTH:
+        weight *= DESCRIPTIVE_NAME_BOOST
+    return weight
+
+
+@dataclass(frozen=True)
+class MapSymbol:
+    qualified_name: str
+    kind: str
+    signature: str
+    start_line: int
+    end_line: int
+    rank: float  # 0 for an enclosing symbol shown only for context
+
+
+@dataclass
+class MapFile:
+    path: str
+    rank: float
+    symbols: list[MapSymbol] = field(default_factory=list)
+
+
+@dataclass
+class RepoMap:
+    project: str
+    text: str
+    tokens: int  # of ``text``, as the token counter counts
+    budget_tokens: int
+    files: list[MapFile]
+    focus_files: list[str]  # the focus as resolved: files ...
+    focus_symbols: list[str]  # ... and qualified names
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class _Symbol:
+    position: int
+    parent: int | None
+    kind: str
+    name: str
+    qualified_name: str
+    signature: str
+    start_line: int
+    end_line: int
+
+
+def check_budget(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"budget_tokens must be an integer, not {type(value).__name__}")
+    if not 1 <= value <= MAX_BUDGET_TOKENS:
+        raise InvalidInputError(f"budget_tokens must be between 1 and {MAX_BUDGET_TOKENS}")
+    return value
+
+
+def _check_focus(focus: Any) -> list[str]:
+    if focus is None:
+        return []
+    if isinstance(focus, str | os.PathLike):
+        focus = [focus]
+    if not isinstance(focus, Iterable):
+        raise InvalidInputError(f"focus must be a list of paths or names, not {type(focus)}")
+    items = []
+    for value in focus:
+        if not isinstance(value, str | os.PathLike):
+            raise InvalidInputError(f"focus items must be strings, not {type(value).__name__}")
+        text = os.fspath(value).strip()
+        if not text or len(text) > 1000 or "\x00" in text:
+            raise InvalidInputError(f"focus item {text[:80]!r} is empty, too long or binary")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidInputError("focus item is not valid Unicode") from exc
+        items.append(text)
+    if len(items) > MAX_FOCUS:
+        raise InvalidInputError(f"focus has {len(items)} items; at most {MAX_FOCUS}")
+    return items
+
+
+class RepoMapper:
+    """Renders repository maps from the code index (reached as ``svc.code.repo_map``)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def repo_map(
+        self,
+        project: str,
+        *,
+        budget_tokens: int = DEFAULT_BUDGET_TOKENS,
+        focus: Sequence[str | os.PathLike[str]] | str | None = None,
+        token_counter: TokenCounter | None = None,
+    ) -> RepoMap:
+        name = check_project_name(project)
+        budget = check_budget(budget_tokens)
+        wanted = _check_focus(focus)
+        count = token_counter or estimate_tokens
+        with self.store.snapshot() as conn:
+            row = conn.execute(
+                "SELECT id, root FROM code_projects WHERE name = ?", (name,)
+            ).fetchone()
+            if row is None:
+                known = [r[0] for r in conn.execute("SELECT name FROM code_projects ORDER BY name")]
+                raise NotFoundError(
+                    f"no code project named {name!r}; indexed projects: "
+                    f"{', '.join(known) or 'none'}"
+                )
+            project_id, root = int(row[0]), str(row[1])
+            files = {
+                int(i): str(p)
+                for i, p in conn.execute(
+                    "SELECT id, path FROM code_files WHERE project_id = ?", (project_id,)
+                )
+            }
+            chosen = _resolve_focus(conn, project_id, name, root, files, wanted)
+            edges = graph.edges(conn, project_id)
+            ranked = _rank(files, edges, chosen)
+            # Enough candidates to fill the budget: every shown line costs a few tokens.
+            candidates = ranked[: budget // 3 + len(chosen.definitions) + 20]
+            symbols = _symbols(conn, {f for _, f, _ in candidates})
+
+        low, high = 0, len(candidates)
+        while low < high:  # the longest prefix that fits; the text grows with k
+            middle = (low + high + 1) // 2
+            if count(_render(candidates[:middle], files, symbols)[0]) <= budget:
+                low = middle
+            else:
+                high = middle - 1
+        text, map_files = _render(candidates[:low], files, symbols)
+        return RepoMap(
+            project=name,
+            text=text,
+            tokens=count(text),
+            budget_tokens=budget,
+            files=map_files,
+            focus_files=sorted(files[f] for f in chosen.files),
+            focus_symbols=sorted(chosen.qualified_names),
+        )
+
+
+@dataclass
+class _Focus:
+    files: set[int] = field(default_factory=set)  # focus files and the focus symbols' files
+    definitions: list[tuple[int, str]] = field(default_factory=list)  # (file, name) to show first
+    names: set[str] = field(default_factory=set)  # focus symbols' names
+    qualified_names: set[str] = field(default_factory=set)
+    file_names: set[tuple[int, str]] = field(default_factory=set)  # top-level names of focus files
+
+
+def _resolve_focus(
+    conn: apsw.Connection,
+    project_id: int,
+    project: str,
+    root: str,
+    files: dict[int, str],
+    wanted: list[str],
+) -> _Focus:
+    """Each item is a file (path, relative or absolute, or a unique path suffix) or a symbol."""
+    focus = _Focus()
+    by_path = {p: i for i, p in files.items()}
+    for item in wanted:
+        rel = item.replace("\\", "/")
+        if os.path.isabs(item):
+            rel = os.path.relpath(os.path.realpath(item), root).replace(os.sep, "/")
+        rel = rel.removeprefix("./")
+        matches = [by_path[rel]] if rel in by_path else []
+        if not matches:
+            matches = [i for p, i in by_path.items() if p.endswith("/" + rel)]
+        if matches:
+            focus.files.update(matches)
+            continue
+        dotted = item.replace("::", ".")
+        if "." in dotted:
+            rows = conn.execute(
+                "SELECT s.file_id, s.name, s.qualified_name FROM code_symbols s "
+                "JOIN code_files f ON f.id = s.file_id WHERE f.project_id = ? "
+                "AND (s.qualified_name = ? OR s.qualified_name LIKE ? ESCAPE '\\') "
+                "ORDER BY f.path, s.position LIMIT 20",
+                (project_id, dotted, "%." + _like_escape(dotted)),
+            ).fetchall()
+        else:
+            rows = conn.execute(
+                "SELECT s.file_id, s.name, s.qualified_name FROM code_symbols s "
+                "JOIN code_files f ON f.id = s.file_id WHERE f.project_id = ? AND s.name = ? "
+                "ORDER BY f.path, s.position LIMIT 20",
+                (project_id, dotted),
+            ).fetchall()
+        if not rows:
+            raise NotFoundError(
+                f"focus {item!r} is neither an indexed file nor a symbol of project {project!r}"
+            )
+        for file_value, symbol_name, qualified in rows:
+            file_id = int(str(file_value))
+            focus.files.add(file_id)
+            if (file_id, str(symbol_name)) not in focus.definitions:
+                focus.definitions.append((file_id, str(symbol_name)))
+            focus.names.add(str(symbol_name))
+            focus.qualified_names.add(str(qualified))
+    if focus.files:
+        ids = ",".join(str(i) for i in sorted(focus.files))
+        focus.file_names = {
+            (int(f), str(n))
+            for f, n in conn.execute(
+                f"SELECT DISTINCT file_id, name FROM code_symbols WHERE file_id IN ({ids}) "
+                "AND parent IS NULL AND kind != 'section'"
+            )
+        }
+    return focus
+
+
+def _like_escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _rank(files: dict[int, str], edges: graph.Edges, focus: _Focus) -> list[tuple[float, int, str]]:
+    """(score, file id, name) of every ranked definition, best first."""
+    ids = sorted(files)
+    nodes = len(ids)
+    node_of = {f: n for n, f in enumerate(ids)}
+    id_array = np.array(ids, dtype=np.int64)
+    keep = np.isin(edges.src, id_array) & np.isin(edges.dst, id_array)
+    src = np.searchsorted(id_array, edges.src[keep])
+    dst = np.searchsorted(id_array, edges.dst[keep])
+    name = edges.name[keep]
+    factor = np.array([name_weight(text) for text in edges.names])
+    for at, text in enumerate(edges.names):
+        if text in focus.names:
+            factor[at] *= FOCUS_NAME_BOOST
+    definers = np.zeros(len(edges.names))
+    if len(name):
+        pairs = np.unique(name * nodes + dst)  # one key per (name, defining file)
+        definers = np.bincount(pairs // nodes, minlength=len(edges.names)).astype(np.float64)
+    many = np.where(definers > MANY_DEFINERS, GENERIC_NAME_FACTOR, 1.0)
+    weight = np.sqrt(edges.refs[keep]) * factor[name] * many[name] / np.maximum(definers[name], 1.0)
+    jump = None
+    if focus.files:
+        jump = np.full(nodes, FOCUS_BACKGROUND / max(nodes, 1))
+        for f in focus.files:
+            jump[node_of[f]] += (1.0 - FOCUS_BACKGROUND) / len(focus.files)
+    rank = pagerank(nodes, src, dst, weight, jump)
+    scores: dict[tuple[int, str], float] = {}
+    if len(name):
+        out = np.bincount(src, weights=weight, minlength=nodes)
+        flow = rank[src] * weight / out[src]
+        keys, inverse = np.unique(name * nodes + dst, return_inverse=True)
+        totals = np.bincount(inverse.reshape(-1), weights=flow)
+        for key, total in zip(keys.tolist(), totals.tolist(), strict=True):
+            scores[(ids[key % nodes], edges.names[key // nodes])] = total
+    # First the focus symbols, in the order given; then the focus files' own
+    # top-level definitions (used ones first); then everything by rank.
+    top = max(scores.values(), default=0.0) + 1.0
+    for key in focus.file_names:
+        scores[key] = top + scores.get(key, 0.0)
+    for at, key in enumerate(focus.definitions):
+        scores[key] = 3 * top + (len(focus.definitions) - at)
+    return sorted(((s, f, n) for (f, n), s in scores.items()), key=lambda t: (-t[0], t[1], t[2]))
+
+
+def _symbols(conn: apsw.Connection, file_ids: set[int]) -> dict[int, list[_Symbol]]:
+    found: dict[int, list[_Symbol]] = {}
+    if not file_ids:
+        return found
+    ids = ",".join(str(i) for i in sorted(file_ids))
+    for row in conn.execute(
+        "SELECT file_id, position, parent, kind, name, qualified_name, signature, start_line, "
+        f"end_line FROM code_symbols WHERE file_id IN ({ids}) ORDER BY file_id, position"
+    ):
+        found.setdefault(int(row[0]), []).append(_Symbol(*row[1:]))
+    return found
+
+
+def _render(
+    selected: list[tuple[float, int, str]],
+    files: dict[int, str],
+    symbols: dict[int, list[_Symbol]],
+) -> tuple[str, list[MapFile]]:
+    chosen: dict[int, dict[str, float]] = {}
+    for score, file_id, name in selected:  # best first: files keep their best score's order
+        chosen.setdefault(file_id, {}).setdefault(name, score)
+    lines: list[str] = []
+    out: list[MapFile] = []
+    for file_id, names in chosen.items():
+        in_file = symbols.get(file_id, [])
+        by_position = {s.position: s for s in in_file}
+        shown: dict[int, float] = {}
+        taken: dict[str, int] = {}
+        for s in in_file:
+            if s.name in names and taken.get(s.name, 0) < MAX_SYMBOLS_PER_NAME:
+                taken[s.name] = taken.get(s.name, 0) + 1
+                shown[s.position] = names[s.name]
+                parent = s.parent
+                while parent is not None and parent in by_position:  # enclosing classes
+                    shown.setdefault(parent, 0.0)
+                    parent = by_position[parent].parent
+        if not shown:
+            continue
+        entry = MapFile(files[file_id], max(names.values()))
+        lines.append(f"{files[file_id]}:")
+        for s in in_file:
+            if s.position not in shown:
+                continue
+            depth, parent = 1, s.parent
+            while parent is not None and parent in by_position:
+                depth, parent = depth + 1, by_position[parent].parent
+            lines.append(INDENT * depth + (s.signature or f"{s.kind} {s.name}"))
+            entry.symbols.append(
+                MapSymbol(
+                    s.qualified_name,
+                    s.kind,
+                    s.signature,
+                    s.start_line,
+                    s.end_line,
+                    shown[s.position],
+                )
+            )
+        out.append(entry)
+    return "\n".join(lines), out
+
+
+__all__ = [
+    "DEFAULT_BUDGET_TOKENS",
+    "MapFile",
+    "MapSymbol",
+    "RepoMap",
+    "RepoMapper",
+    "estimate_tokens",
+]

@@ -1,0 +1,38 @@
+"""``code map`` through click's runner on a real index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.code.test_repo_map import FILES, write
+
+from .conftest import Run, as_json
+
+
+def test_code_map(run: Run, tmp_path: Path) -> None:
+    write(
+        tmp_path / "calls", {**FILES, "core/typed.py": "def pairs() -> list[int]:\n    return []\n"}
+    )
+    (tmp_path / "calls" / "app" / "use_typed.py").write_text(
+        "from core.typed import pairs\npairs()\n"
+    )
+    assert run("code", "index", str(tmp_path / "calls"), "--project", "calls").exit_code == 0
+
+    shown = run("code", "map", "calls", "--tokens", "400")
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.startswith("core/clock.py:\n  def now() -> float\n")
+    assert "  def pairs() -> list[int]\n" in shown.stdout  # brackets are not markup
+
+    data = as_json(run("code", "map", "calls", "--focus", "svc/handler.go", "--json"))
+    assert data["focus_files"] == ["svc/handler.go"]
+    assert data["tokens"] <= 1024
+    assert data["text"].splitlines()[0] in ("svc/handler.go:", "svc/store.go:")
+
+    tiny = run("code", "map", "calls", "--tokens", "1")
+    assert tiny.exit_code == 0 and "nothing fits in 1 tokens" in tiny.stdout
+    bad = run("code", "map", "calls", "--tokens", "0")
+    assert bad.exit_code == 1 and "budget_tokens must be between" in bad.output
+    unknown = run("code", "map", "calls", "--focus", "nowhere.py")
+    assert unknown.exit_code == 1 and "neither an indexed file nor a symbol" in unknown.output
+    missing = run("code", "map", "nope")
+    assert missing.exit_code == 1 and "no code project named 'nope'" in missing.output

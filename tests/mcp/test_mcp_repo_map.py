@@ -1,0 +1,42 @@
+"""The code_repo_map tool over a real server and a real index."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from mcp import ClientSession
+
+from tests.code.test_repo_map import FILES, write
+
+from .conftest import call, text_of
+
+Drive = Callable[..., None]
+
+
+def test_repo_map_tool(drive: Drive, workspace: Path) -> None:
+    write(workspace / "calls", FILES)
+
+    async def scenario(session: ClientSession) -> None:
+        report = await call(session, "code_index_project", path="calls")
+        assert not report.is_error, text_of(report)
+
+        ranked = await call(session, "code_repo_map", project="calls", budget_tokens=200)
+        assert not ranked.is_error, text_of(ranked)
+        assert text_of(ranked).startswith("core/clock.py:\n  def now() -> float")
+        data = ranked.structured_content
+        assert data["files"][0]["path"] == "core/clock.py"
+        assert data["tokens"] <= 200 and data["budget_tokens"] == 200
+
+        focused = await call(
+            session, "code_repo_map", project="calls", focus=["Scheduler.next_run"]
+        )
+        assert focused.structured_content["focus_symbols"] == ["Scheduler.next_run"]
+        assert text_of(focused).startswith("core/scheduler.py:")
+
+        unknown = await call(session, "code_repo_map", project="calls", focus=["no_such_name"])
+        assert unknown.is_error and "neither an indexed file nor a symbol" in text_of(unknown)
+        too_small = await call(session, "code_repo_map", project="calls", budget_tokens=0)
+        assert too_small.is_error
+
+    drive(scenario)
