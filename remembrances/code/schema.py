@@ -69,7 +69,7 @@ CODE_MIGRATIONS: tuple[str, ...] = (
     # are normalised when the graph is read, so an edge never changes because
     # another file changed and an update only touches the changed files' edges.
     """
-    CREATE TABLE code_edges (
+    CREATE TABLE IF NOT EXISTS code_edges (
         name       TEXT NOT NULL,
         src_file   INTEGER NOT NULL REFERENCES code_files (id) ON DELETE CASCADE,
         dst_file   INTEGER NOT NULL REFERENCES code_files (id) ON DELETE CASCADE,
@@ -77,10 +77,10 @@ CODE_MIGRATIONS: tuple[str, ...] = (
         refs       INTEGER NOT NULL,
         PRIMARY KEY (name, src_file, dst_file)
     ) WITHOUT ROWID;
-    CREATE INDEX code_edges_src ON code_edges (src_file);
-    CREATE INDEX code_edges_dst ON code_edges (dst_file);
-    CREATE INDEX code_edges_project ON code_edges (project_id);
-    CREATE TABLE code_graphs (
+    CREATE INDEX IF NOT EXISTS code_edges_src ON code_edges (src_file);
+    CREATE INDEX IF NOT EXISTS code_edges_dst ON code_edges (dst_file);
+    CREATE INDEX IF NOT EXISTS code_edges_project ON code_edges (project_id);
+    CREATE TABLE IF NOT EXISTS code_graphs (
         project_id INTEGER PRIMARY KEY REFERENCES code_projects (id) ON DELETE CASCADE,
         built_at   REAL NOT NULL,
         updated_at REAL NOT NULL,
