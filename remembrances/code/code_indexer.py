@@ -201,14 +201,22 @@ class CodeIndexer:
         budget_tokens: int = DEFAULT_BUDGET_TOKENS,
         focus: Sequence[str | os.PathLike[str]] | str | None = None,
         token_counter: TokenCounter | None = None,
+        strict_focus: bool = True,
     ) -> RepoMap:
         """The project's most important files and signatures, within ``budget_tokens``.
 
         Ranked by PageRank over the reference graph; ``focus`` (file paths or
         symbol names) pulls the ranking towards those files and what they use.
+        A focus that names nothing indexed is an error, or skipped with
+        ``strict_focus=False``. ``token_counter`` defaults to about four
+        characters a token.
         """
         return self._mapper.repo_map(
-            project, budget_tokens=budget_tokens, focus=focus, token_counter=token_counter
+            project,
+            budget_tokens=budget_tokens,
+            focus=focus,
+            token_counter=token_counter,
+            strict_focus=strict_focus,
         )
 
     def projects(self) -> list[ProjectInfo]:

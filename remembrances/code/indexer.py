@@ -247,11 +247,15 @@ class RepositoryIndexer:
                     self.store.delete_source(KIND, rel, collection=name)
                     conn.execute("DELETE FROM code_files WHERE id = ?", (file_id,))
                 if graph.exists(conn, project_id):
+                    graph_mark = time.perf_counter()
                     graph.update(conn, project_id, [i for _, i in vanished], old_names)
+                    timings["graph"] = timings.get("graph", 0.0) + time.perf_counter() - graph_mark
         report.files_removed = len(vanished)
+        graph_mark = time.perf_counter()
         with self.store.transaction() as conn:
             if not graph.exists(conn, project_id):
                 graph.build(conn, project_id)
+        timings["graph"] = timings.get("graph", 0.0) + time.perf_counter() - graph_mark
         timings["writing"] = write_time + time.perf_counter() - mark
         timings["text_searchable"] = time.perf_counter() - started
         if progress is not None:
@@ -373,7 +377,10 @@ class RepositoryIndexer:
                 if analysis.has_error:
                     report.parse_errors.append(analysis.path)
             if graph_kept:
+                graph_mark = time.perf_counter()
                 graph.update(conn, project_id, written, graph_old)
+                timings = report.timings
+                timings["graph"] = timings.get("graph", 0.0) + time.perf_counter() - graph_mark
         return time.perf_counter() - mark
 
     # -- embeddings --------------------------------------------------------------------

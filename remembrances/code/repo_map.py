@@ -13,6 +13,7 @@ model reads best.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -153,6 +154,10 @@ class RepoMapper:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        # The last graph read per project, valid while its code_graphs row is unchanged
+        # (every index run that writes or removes a file updates that row).
+        self._cache: dict[int, tuple[tuple[Any, ...], dict[int, str], graph.Edges]] = {}
+        self._lock = threading.Lock()
 
     def repo_map(
         self,
@@ -161,6 +166,7 @@ class RepoMapper:
         budget_tokens: int = DEFAULT_BUDGET_TOKENS,
         focus: Sequence[str | os.PathLike[str]] | str | None = None,
         token_counter: TokenCounter | None = None,
+        strict_focus: bool = True,
     ) -> RepoMap:
         name = check_project_name(project)
         budget = check_budget(budget_tokens)
@@ -177,14 +183,8 @@ class RepoMapper:
                     f"{', '.join(known) or 'none'}"
                 )
             project_id, root = int(row[0]), str(row[1])
-            files = {
-                int(i): str(p)
-                for i, p in conn.execute(
-                    "SELECT id, path FROM code_files WHERE project_id = ?", (project_id,)
-                )
-            }
-            chosen = _resolve_focus(conn, project_id, name, root, files, wanted)
-            edges = graph.edges(conn, project_id)
+            files, edges = self._graph(conn, project_id)
+            chosen = _resolve_focus(conn, project_id, name, root, files, wanted, strict_focus)
             ranked = _rank(files, edges, chosen)
             # Enough candidates to fill the budget: every shown line costs a few tokens.
             candidates = ranked[: budget // 3 + len(chosen.definitions) + 20]
@@ -208,6 +208,27 @@ class RepoMapper:
             focus_symbols=sorted(chosen.qualified_names),
         )
 
+    def _graph(self, conn: apsw.Connection, project_id: int) -> tuple[dict[int, str], graph.Edges]:
+        state = conn.execute(
+            "SELECT built_at, updated_at, updates FROM code_graphs WHERE project_id = ?",
+            (project_id,),
+        ).fetchone()
+        with self._lock:
+            cached = self._cache.get(project_id)
+        if state is not None and cached is not None and cached[0] == tuple(state):
+            return cached[1], cached[2]
+        files = {
+            int(i): str(p)
+            for i, p in conn.execute(
+                "SELECT id, path FROM code_files WHERE project_id = ?", (project_id,)
+            )
+        }
+        edges = graph.edges(conn, project_id)
+        if state is not None:
+            with self._lock:
+                self._cache[project_id] = (tuple(state), files, edges)
+        return files, edges
+
 
 @dataclass
 class _Focus:
@@ -225,6 +246,7 @@ def _resolve_focus(
     root: str,
     files: dict[int, str],
     wanted: list[str],
+    strict: bool,
 ) -> _Focus:
     """Each item is a file (path, relative or absolute, or a unique path suffix) or a symbol."""
     focus = _Focus()
@@ -256,6 +278,8 @@ def _resolve_focus(
                 "ORDER BY f.path, s.position LIMIT 20",
                 (project_id, dotted),
             ).fetchall()
+        if not rows and not strict:
+            continue
         if not rows:
             raise NotFoundError(
                 f"focus {item!r} is neither an indexed file nor a symbol of project {project!r}"

@@ -212,6 +212,7 @@ def test_incremental_update_after_edit_rename_and_delete(
 ) -> None:
     code.index(calls, project="calls", embed=False)
     built_at = graph_state(store)[0]
+    assert "core/scheduler.py" in code.repo_map("calls").text  # and the mapper caches the graph
 
     # edit: report.py now also schedules; a second file defines `now`
     (calls / "app/report.py").write_text(
