@@ -12,16 +12,18 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
 from .budget import Limits, fit
+from .code_focus import code_aware
 from .config import EnricherConfig
 from .heuristic import HeuristicPlanner
 from .plan import EnrichmentPlan, QueryPlanner
 from .render import render_block
-from .sources import SEARCHES, ContextItem, wanted
+from .sources import SEARCHES, ContextItem, SourceSearch, wanted
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +95,10 @@ class ContextEnricher:
         result.timings["warm_ms"] = (started - warming) * 1000
         result.timings["plan_ms"] = (planned - started) * 1000
 
-        sources = [s for s in config.sources if wanted(s, plan)]
-        found = self._search(plan, sources, result)
+        # A prompt naming code gets its definitions first (code_focus.py).
+        searches = code_aware(SEARCHES, prompt, config.timeout_for("code"))
+        sources = [s for s in config.sources if wanted(s, plan) or searches[s] is not SEARCHES[s]]
+        found = self._search(plan, sources, result, searches)
         searched = time.perf_counter()
         result.timings["search_ms"] = (searched - planned) * 1000
 
@@ -139,13 +143,17 @@ class ContextEnricher:
             return self._pool
 
     def _search(
-        self, plan: EnrichmentPlan, sources: list[str], result: Enrichment
+        self,
+        plan: EnrichmentPlan,
+        sources: list[str],
+        result: Enrichment,
+        searches: Mapping[str, SourceSearch] = SEARCHES,
     ) -> dict[str, list[ContextItem]]:
         if not sources:
             return {}
         pool = self._executor()
         futures: dict[str, Future[tuple[list[ContextItem], float]]] = {
-            source: pool.submit(_timed, SEARCHES[source], self.service, plan) for source in sources
+            source: pool.submit(_timed, searches[source], self.service, plan) for source in sources
         }
         started = time.monotonic()
         deadlines = {s: started + self.config.timeout_for(s) for s in sources}

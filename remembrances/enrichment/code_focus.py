@@ -1,0 +1,208 @@
+"""Code-aware enrichment: a prompt that names code gets those definitions first.
+
+A prompt like "why does `Scheduler.next_run` skip a tick?" is about one
+definition; semantic search may or may not rank it first. When the prompt names
+identifiers (backticked, dotted, snake_case, camelCase, ``name()``) or source
+paths, the code section starts with their definitions (location, signature,
+docstring and code, cut to the budget like any item), then where they are used,
+then the repository map around their files, and only then the semantic hits. A
+prompt that names no code is searched exactly as before.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .plan import EnrichmentPlan
+from .sources import ContextItem, SourceSearch, code_item
+
+log = logging.getLogger(__name__)
+
+#: At most this many names from one prompt are looked up, in the order they appear.
+MAX_NAMES = 6
+#: Definitions shown per name (a name can be defined in several places).
+MAX_DEFINITIONS = 2
+MAX_USES = 8
+MAP_TOKENS = 300
+#: Share of the code source's time after which the optional parts (uses, map) are skipped.
+SPARE_SHARE = 0.5
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_EXTENSIONS = "py|pyi|js|mjs|cjs|jsx|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|cs|rb|php|kt|swift|sh|md"
+_PATH = re.compile(rf"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:{_EXTENSIONS}))(?![\w/])")
+_BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
+_CANDIDATES = re.compile(
+    rf"(?<![\w.])(?:"
+    rf"{_IDENT}(?:(?:\.|::){_IDENT})+"  # dotted: Scheduler.next_run, a::b
+    rf"|_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+"  # snake_case
+    rf"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"  # SCREAMING_CASE
+    rf"|[a-z]+[A-Z][A-Za-z0-9]*"  # camelCase
+    rf"|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*"  # PascalCase with two humps
+    rf"|{_IDENT}(?=\()"  # a call: run(
+    rf")(?![\w])"
+)
+_WHOLE_NAME = re.compile(rf"{_IDENT}(?:(?:\.|::){_IDENT})*")
+#: Dotted words that are prose, not code.
+_PROSE = frozenset({"e.g", "i.e", "etc", "vs", "a.k.a"})
+
+
+def code_names(prompt: str) -> tuple[list[str], list[str]]:
+    """(identifiers, paths) the prompt names, in order of appearance, without repeats."""
+    paths: list[str] = []
+    names: list[str] = []
+    for match in _PATH.finditer(prompt):
+        if match.group(1) not in paths:
+            paths.append(match.group(1))
+    spans = [m.span(1) for m in _PATH.finditer(prompt)]
+    found: list[tuple[int, str]] = []
+    for match in _BACKTICKED.finditer(prompt):
+        inner = match.group(1).strip().removesuffix("()")
+        if _WHOLE_NAME.fullmatch(inner):
+            found.append((match.start(), inner))
+    for match in _CANDIDATES.finditer(prompt):
+        if any(a <= match.start() < b for a, b in spans):
+            continue  # part of a path
+        found.append((match.start(), match.group(0)))
+    for _, name in sorted(found):
+        name = name.replace("::", ".")
+        if name.lower() in _PROSE or name in names:
+            continue
+        names.append(name)
+    return names[:MAX_NAMES], paths[:MAX_NAMES]
+
+
+def code_aware(
+    searches: Mapping[str, SourceSearch], prompt: str, timeout: float
+) -> Mapping[str, SourceSearch]:
+    """``searches`` with the code search putting what the prompt names first.
+
+    Returns ``searches`` itself when the prompt names no code.
+    """
+    names, paths = code_names(prompt) if isinstance(prompt, str) else ([], [])
+    if not names and not paths:
+        return searches
+    semantic = searches.get("code")
+
+    def search(service: Any, plan: EnrichmentPlan) -> list[ContextItem]:
+        started = time.monotonic()
+        hits = semantic(service, plan) if semantic is not None and plan.code_query else []
+        try:
+            named = _named(service, names, paths, started + timeout * SPARE_SHARE)
+        except Exception as exc:  # the semantic hits still count
+            log.warning("code-aware enrichment failed: %s", exc)
+            named = []
+        return named + hits
+
+    return {**searches, "code": search}
+
+
+def _named(
+    service: Any, names: list[str], paths: list[str], spare_until: float
+) -> list[ContextItem]:
+    code = service.code
+    roots = {p.name: p.root for p in code.projects()}
+    definitions: list[ContextItem] = []
+    uses: list[ContextItem] = []
+    used: list[tuple[str, str]] = []  # (project, name) whose uses to show
+    focus: dict[str, list[str]] = {}  # project -> files and symbols to map around
+    for name in names:
+        for symbol in _definitions(code, name):
+            definitions.append(_definition_item(symbol, roots.get(symbol.project)))
+            focus.setdefault(symbol.project, []).append(symbol.qualified_name)
+            if (symbol.project, symbol.name) not in used:
+                used.append((symbol.project, symbol.name))
+    for path in paths:
+        for project in roots:
+            focus.setdefault(project, []).append(path)
+    for project, name in used:
+        if time.monotonic() >= spare_until:
+            break
+        uses.extend(_uses_item(code, project, name))
+    maps: list[ContextItem] = []
+    for project, wanted in focus.items():
+        if time.monotonic() >= spare_until:
+            break
+        maps.extend(_map_item(code, project, wanted))
+    return definitions + uses + maps
+
+
+def _definitions(code: Any, name: str) -> list[Any]:
+    """Exact (case-sensitive) matches only: find_symbol also tries ignoring case."""
+    if "." in name:
+        found = [
+            s
+            for s in code.find_symbol(name, limit=20)
+            if s.qualified_name == name or s.qualified_name.endswith("." + name)
+        ]
+    else:
+        found = [s for s in code.find_symbol(name, limit=20) if s.name == name]
+    kinds = {"class": 0, "function": 0, "method": 0, "struct": 0, "interface": 0}
+    found.sort(key=lambda s: (kinds.get(s.kind, 1), s.path.count("test"), s.path))
+    return found[:MAX_DEFINITIONS]
+
+
+def _definition_item(symbol: Any, root: str | None) -> ContextItem:
+    """The definition as a search hit would show it (same key, so it is not repeated)."""
+    text = _source_lines(root, symbol.path, symbol.start_line, symbol.end_line)
+    if not text:
+        text = symbol.signature + (f"\n{symbol.docstring}" if symbol.docstring else "")
+    hit = {
+        "path": symbol.path,
+        "start_line": symbol.start_line,
+        "end_line": symbol.end_line,
+        "qualified_name": symbol.qualified_name,
+        "kind": symbol.kind,
+        "project": symbol.project,
+        "code": text,
+        "language": symbol.language,
+    }
+    item = code_item(hit)
+    return ContextItem(item.source, item.origin, item.text, None, item.key, item.language)
+
+
+def _source_lines(root: str | None, path: str, start: int, end: int) -> str:
+    if root is None:
+        return ""
+    try:
+        with open(Path(root) / path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return ""
+    return "\n".join(lines[start - 1 : end])
+
+
+def _uses_item(code: Any, project: str, name: str) -> list[ContextItem]:
+    refs = [r for r in code.references(name, project=project, limit=200) if not r.is_definition]
+    if not refs:
+        return []
+    shown = refs[:MAX_USES]
+    lines = [
+        f"{r.path}:{r.line}" + (f" in {r.symbol}" if r.symbol else "") + f": {r.line_text.strip()}"
+        for r in shown
+    ]
+    if len(refs) > len(shown):
+        lines.append(f"... {len(refs) - len(shown)} more")
+    origin = f"[{project}] uses of {name}"
+    return [ContextItem("code", origin, "\n".join(lines), None, f"code:uses:{project}:{name}")]
+
+
+def _map_item(code: Any, project: str, focus: list[str]) -> list[ContextItem]:
+    repo_map: Callable[..., Any] | None = getattr(code, "repo_map", None)
+    if repo_map is None:
+        return []
+    result = repo_map(
+        project, budget_tokens=MAP_TOKENS, focus=list(dict.fromkeys(focus)), strict_focus=False
+    )
+    if not result.text or not (result.focus_files or result.focus_symbols):
+        return []  # nothing named is in this project: its general map is not about the prompt
+    return [
+        ContextItem("code", f"[{project}] repository map", result.text, None, f"code:map:{project}")
+    ]
+
+
+__all__ = ["code_aware", "code_names"]

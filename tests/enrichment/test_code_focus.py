@@ -1,0 +1,107 @@
+"""Code-aware enrichment: definitions of what a prompt names come first in the code section."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import remembrances
+from remembrances import RemembrancesService
+from remembrances.embeddings import HashEmbedder
+from remembrances.enrichment import ContextEnricher, EnricherConfig
+from remembrances.enrichment.code_focus import code_aware, code_names
+from remembrances.enrichment.sources import SEARCHES
+from tests.code.test_repo_map import FILES, write
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[RemembrancesService]:
+    svc = remembrances.open(tmp_path / "m.db", embedder=HashEmbedder(64))
+    write(tmp_path / "calls", FILES)
+    svc.code.index(tmp_path / "calls", project="calls")
+    svc.kb.add("The holiday rota is decided in March.", source="rota.md")
+    yield svc
+    svc.close()
+
+
+def code_section(text: str) -> str:
+    match = re.search(r"^## Code\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
+    return match.group(1) if match else ""
+
+
+def test_names_in_a_prompt() -> None:
+    names, paths = code_names(
+        "Why does `Scheduler.next_run` call now() twice, e.g. in app/main.py? "
+        "Compare formatDate, MAX_RETRIES, HttpClient and a::b. Hello World. The end."
+    )
+    assert names == ["Scheduler.next_run", "now", "formatDate", "MAX_RETRIES", "HttpClient", "a.b"]
+    assert paths == ["app/main.py"]
+    assert code_names("What did we decide about the holiday rota? Sure, e.g. March.") == ([], [])
+    assert code_names("") == ([], [])
+    assert len(code_names(" ".join(f"name_{i}" for i in range(50)))[0]) == 6
+
+
+def test_a_named_method_comes_first_with_its_uses_and_its_map(
+    service: RemembrancesService,
+) -> None:
+    enrichment = ContextEnricher(service).enrich("why would `Scheduler.next_run` skip a tick?")
+    code = enrichment.items["code"]
+    assert code[0].origin == "[calls] core/scheduler.py:8-9 Scheduler.next_run (method)"
+    assert code[0].text.startswith("    def next_run(self, last: float) -> float:")
+    origins = [item.origin for item in code]
+    assert "[calls] uses of next_run" in origins
+    assert "[calls] repository map" in origins
+    uses = next(i for i in code if i.origin == "[calls] uses of next_run")
+    assert "app/main.py:7 in start: print(s.next_run(now()))" in uses.text
+    the_map = next(i for i in code if i.origin == "[calls] repository map")
+    assert the_map.text.startswith("core/scheduler.py:\n  class Scheduler\n    def next_run")
+    section = code_section(enrichment.text)
+    assert section.index("def next_run") < section.index("uses of next_run")
+    # the same definition is not repeated by the semantic hits
+    assert sum("Scheduler.next_run (method)" in o for o in origins) == 1
+
+
+def test_snake_case_and_paths(service: RemembrancesService) -> None:
+    text = ContextEnricher(service).enrich_context("does formatDate handle time zones?")
+    assert "web/format.js:1-3 formatDate (function)" in text
+    assert "return d.toISOString();" in text
+    by_path = ContextEnricher(service).enrich("what does svc/handler.go do?")
+    the_map = next(i for i in by_path.items["code"] if i.origin == "[calls] repository map")
+    assert "svc/handler.go:" in the_map.text and "func Handle()" in the_map.text
+
+
+def test_a_prompt_without_code_is_unaffected(service: RemembrancesService) -> None:
+    prompt = "what did we decide about the holiday rota?"
+    assert code_aware(SEARCHES, prompt, 2.0) is SEARCHES
+    enrichment = ContextEnricher(service).enrich(prompt)
+    for item in enrichment.items.get("code", []):
+        assert item.score is not None  # only semantic hits, which carry scores
+        assert "uses of" not in item.origin and "repository map" not in item.origin
+
+
+def test_unknown_names_and_hostile_prompts(service: RemembrancesService) -> None:
+    enricher = ContextEnricher(service)
+    for prompt in (
+        "why does `no_such_function` fail?",
+        "`" + "a" * 5000 + "`",
+        "`\x00\ud800`.`x` and foo.bar.baz.qux()" * 50,
+        '"next_run" OR * NEAR(`now`)',
+    ):
+        enrichment = enricher.enrich(prompt)
+        assert isinstance(enrichment.text, str)
+        for item in enrichment.items.get("code", []):
+            assert "no_such_function" not in item.origin
+    elsewhere = enricher.enrich("what does nowhere/else.py do?")
+    assert not any("repository map" in i.origin for i in elsewhere.items.get("code", []))
+    quoted = enricher.enrich('"next_run" OR * NEAR(`now`)')
+    assert any(i.origin.endswith("core/clock.py:4-6 now (function)") for i in quoted.items["code"])
+
+
+def test_the_budget_still_holds(service: RemembrancesService) -> None:
+    small = ContextEnricher(service, EnricherConfig(max_chars=400))
+    text = small.enrich_context("why would `Scheduler.next_run` skip a tick?")
+    assert 0 < len(text) <= 400
+    assert "def next_run" in text
