@@ -33,17 +33,23 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import remembrances
 from remembrances import Store
-from remembrances.code import CodeIndexer, IndexReport
+from remembrances.code import CodeIndexer, IndexReport, RepoMap, graph
 from remembrances.code.discovery import discover
 from remembrances.code.indexer import default_workers
+from remembrances.code.repo_map import RepoMapper
 from remembrances.embeddings import HashEmbedder
+from remembrances.enrichment import ContextEnricher
+from remembrances.enrichment.code_focus import code_names
 
 RESULTS = Path(__file__).resolve().parent / "results" / "code.md"
+MAP_RESULTS = Path(__file__).resolve().parent / "results" / "code_map.md"
 SUBSET = 100
 
 
@@ -100,12 +106,264 @@ def subset_repo(root: Path, target: Path) -> int:
     return len(chosen)
 
 
+#: Files edited for the update measurement: a leaf module and two used everywhere.
+UPDATE_FILES = ("colorsys.py", "json/decoder.py", "typing.py")
+BUDGETS = (256, 1024, 4096)
+ENRICH_SAMPLE = 100
+
+
+def best_of(runs: int, fn: Callable[[], object]) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def sample_symbols(store: Store, n: int) -> list[tuple[str, str, str, int, int]]:
+    """Every k-th function, class or method outside tests: (qualified, name, path, start, end)."""
+    with store.snapshot() as conn:
+        rows = conn.execute(
+            "SELECT s.qualified_name, s.name, f.path, s.start_line, s.end_line FROM code_symbols s "
+            "JOIN code_files f ON f.id = s.file_id WHERE s.kind IN ('function', 'class', 'method') "
+            "AND f.path NOT LIKE 'test/%' AND f.path NOT LIKE '%/test%' "
+            "AND s.name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY f.path, s.position"
+        ).fetchall()
+    step = max(len(rows) // n, 1)
+    return [(str(q), str(nm), str(p), int(a), int(b)) for q, nm, p, a, b in rows[::step][:n]]
+
+
+def map_bench(root: Path, work: Path) -> list[str]:
+    """The repository map: build and update times, size against budget, enrichment hits."""
+    tree = work / "tree"
+    shutil.copytree(root, tree, ignore=shutil.ignore_patterns("site-packages", "__pycache__"))
+    service = remembrances.open(work / "map.db", embedder=HashEmbedder(384))
+    store, code = service.store, service.code
+    report = code.index(tree, project="stdlib", embed=True)
+    with store.snapshot() as conn:
+        (project_id,) = conn.execute("SELECT id FROM code_projects").fetchone()
+        (edges,) = conn.execute("SELECT count(*) FROM code_edges").fetchone()
+    print(f"map: indexed {report.files_indexed} files, graph {edges:,} edges")
+
+    def build() -> None:
+        with store.transaction() as conn:
+            graph.build(conn, project_id)
+
+    def fresh_map(budget: int = 1024, focus: list[str] | None = None) -> RepoMap:
+        return RepoMapper(store).repo_map("stdlib", budget_tokens=budget, focus=focus)
+
+    build_s = best_of(3, build)
+    first_map_s = best_of(3, fresh_map)
+    mapper = RepoMapper(store)
+    mapper.repo_map("stdlib")
+    warm_map_s = best_of(3, lambda: mapper.repo_map("stdlib"))
+    print(f"map: graph build {build_s:.2f} s, map from the stored graph {first_map_s:.2f} s")
+
+    updates: list[tuple[str, float, float, float]] = []
+    for rel in UPDATE_FILES:
+        path = tree / rel
+        original = path.read_text()
+        timings: list[float] = []
+        totals: list[float] = []
+        for round_ in range(3):  # alternately add and remove a function that uses names
+            path.write_text(
+                original + f"\n\ndef _bench_added_{round_}():\n    return len(sorted([]))\n"
+                if round_ % 2 == 0
+                else original
+            )
+            again = code.index(tree, project="stdlib", embed=True)
+            assert again.files_indexed == 1, again
+            timings.append(again.timings["graph"])
+            totals.append(again.timings["total"])
+        path.write_text(original)
+        code.index(tree, project="stdlib")
+        after_map_s = best_of(1, lambda: mapper.repo_map("stdlib"))
+        updates.append((rel, min(timings), min(totals), after_map_s))
+        print(f"map: update after editing {rel}: graph {min(timings) * 1000:.1f} ms")
+    with store.snapshot() as conn:
+        rebuilt = conn.execute("SELECT built_at, updates FROM code_graphs").fetchone()
+
+    sizes = []
+    for budget in BUDGETS:
+        result = mapper.repo_map("stdlib", budget_tokens=budget)
+        sizes.append((budget, result, len(result.text.splitlines())))
+    focused = mapper.repo_map("stdlib", focus=["asyncio/tasks.py"])
+
+    enricher = ContextEnricher(service)
+    sample = sample_symbols(store, ENRICH_SAMPLE)
+    found_ticked = found_bare = bare_detected = 0
+    enrich_ms: list[float] = []
+    for qualified, _name, path_, start, end in sample:
+        where = (
+            f"{path_}:{start}-{end} {qualified}" if start != end else f"{path_}:{start} {qualified}"
+        )
+        began = time.perf_counter()
+        text = enricher.enrich_context(f"How does `{qualified}` work, and who calls it?")
+        enrich_ms.append((time.perf_counter() - began) * 1000)
+        found_ticked += where in text
+        bare_prompt = f"how does {qualified} work?"
+        if code_names(bare_prompt)[0]:
+            bare_detected += 1
+            found_bare += where in enricher.enrich_context(bare_prompt)
+    enricher.close()
+    service.close()
+    enrich_ms.sort()
+
+    lines = [
+        "## Repository map (`code.repo_map`)",
+        "",
+        f"Index: the tree above copied to a scratch directory ({report.files_indexed:,} files); "
+        f"graph of {edges:,} edges (`code_edges`).",
+        "",
+        "| measure | value |",
+        "|---|---|",
+        f"| build the graph from the existing index (best of 3) | {build_s:.2f} s |",
+        f"| map (1,024 tokens) from the stored graph, new mapper: load + rank + render "
+        f"(best of 3) | {first_map_s:.2f} s |",
+        f"| map (1,024 tokens), graph already read by this mapper (best of 3) | {warm_map_s:.2f} s |",
+        f"| **build + first map** | **{build_s + first_map_s:.2f} s** |",
+        "",
+        "Update after one file changes (the file edited, `code.index` run; the graph "
+        "time is the indexer's `timings['graph']`, best of 3 edits):",
+        "",
+        "| file edited | graph update | ratio to the build | whole index run | next map |",
+        "|---|---|---|---|---|",
+    ]
+    for rel, graph_s, total_s, after_s in updates:
+        lines.append(
+            f"| `{rel}` | {graph_s * 1000:.1f} ms | **{graph_s / build_s:.3f}×** "
+            f"(target ≤ 0.05) | {total_s:.2f} s | {after_s:.2f} s |"
+        )
+    lines += [
+        "",
+        f"After the {len(UPDATE_FILES) * 4} edit runs the graph had been updated "
+        f"{rebuilt[1]} times and never rebuilt (its `built_at` is the one from the build).",
+        "",
+        "Size against budget (tokens estimated as 4 characters each, the map's default counter):",
+        "",
+        "| budget | tokens used | used / budget | files | lines |",
+        "|---|---|---|---|---|",
+    ]
+    for budget, result, n_lines in sizes:
+        lines.append(
+            f"| {budget:,} | {result.tokens:,} | {result.tokens / budget:.2f} | "
+            f"{len(result.files)} | {n_lines} |"
+        )
+    lines += [
+        "",
+        "Top of the unfocused 1,024-token map:",
+        "",
+        "```",
+        *sizes[1][1].text.splitlines()[:12],
+        "```",
+        "",
+        "Top of the map focused on `asyncio/tasks.py`:",
+        "",
+        "```",
+        *focused.text.splitlines()[:12],
+        "```",
+        "",
+        f"### Definitions in `enrich_context` ({len(sample)} symbols sampled)",
+        "",
+        "Every k-th function, class or method outside the test directories, not private; "
+        "hash:384 embedder, default `EnricherConfig`. Found = the definition's "
+        "`path:lines qualified_name` is in the returned block.",
+        "",
+        "| prompt | found |",
+        "|---|---|",
+        f"| ``How does `Qualified.name` work, and who calls it?`` | "
+        f"**{found_ticked}/{len(sample)}** |",
+        f"| `how does Qualified.name work?` (no backticks; the name is detected "
+        f"in {bare_detected} of {len(sample)}) | {found_bare}/{bare_detected} |",
+        "",
+        f"enrich_context with a named symbol: median {enrich_ms[len(enrich_ms) // 2]:.0f} ms, "
+        f"p90 {enrich_ms[int(len(enrich_ms) * 0.9)]:.0f} ms.",
+        "",
+        *devsuite_quality(),
+    ]
+    return lines
+
+
+DEVSUITE_CODE_SETS = ("code-requests", "code-click", "code-httpx")
+
+
+def devsuite_quality() -> list[str]:
+    """The development suite's code questions: is the answer in a map around the top-3 hits?"""
+    title = "### The development suite's code questions"
+    try:
+        from benchmarks import devsuite
+    except ImportError:
+        return [title, "", "**Not measured**: benchmarks/devsuite/ is not in this checkout.", ""]
+    lines = [
+        title,
+        "",
+        "Each question is searched (`code.search`, hybrid, the suite's cached store with the "
+        "local embedder); the map is `repo_map(budget_tokens=1024, focus=<the files of the "
+        "top-3 hits>)`. A question counts when one of its answers (`path:Qualified.name`) is a "
+        "symbol of the map; the anchor is the same answer among the top-3 hits themselves.",
+        "",
+        "| set | questions | answer in the top-3 hits | answer in the focused map | map tokens (mean) |",
+        "|---|---|---|---|---|",
+    ]
+    total = in_hits_all = in_map_all = 0
+    for name in DEVSUITE_CODE_SETS:
+        service, corpus = devsuite.open_store(name)
+        in_hits = in_map = 0
+        tokens: list[int] = []
+        for question in corpus.questions:
+            answers = {tuple(a.split(":", 1)) for a in question.answers}
+            hits = service.code.search(question.text, project=corpus.id, limit=3)
+            in_hits += any((h.path, h.qualified_name) in answers for h in hits)
+            files = list(dict.fromkeys(h.path for h in hits))
+            result = service.code.repo_map(corpus.id, budget_tokens=1024, focus=files)
+            tokens.append(result.tokens)
+            shown = {(f.path, s.qualified_name) for f in result.files for s in f.symbols}
+            in_map += bool(shown & answers)
+        service.close()
+        n = len(corpus.questions)
+        total, in_hits_all, in_map_all = total + n, in_hits_all + in_hits, in_map_all + in_map
+        print(f"devsuite {name}: top-3 {in_hits}/{n}, map {in_map}/{n}")
+        lines.append(
+            f"| {name} | {n} | {in_hits / n:.2f} | **{in_map / n:.2f}** | "
+            f"{sum(tokens) / max(len(tokens), 1):.0f} |"
+        )
+    lines += [
+        f"| all | {total} | {in_hits_all / max(total, 1):.2f} | "
+        f"**{in_map_all / max(total, 1):.2f}** | |",
+        "",
+    ]
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="skip the slow comparisons")
     parser.add_argument("--root", default=sysconfig.get_paths()["stdlib"])
+    parser.add_argument("--map-only", action="store_true", help="only the repository map")
     args = parser.parse_args()
     root = Path(args.root)
+    if args.map_only:
+        with tempfile.TemporaryDirectory() as tmp:
+            body = map_bench(root, Path(tmp))
+        MAP_RESULTS.write_text(
+            "\n".join(
+                [
+                    "# Repository map on CPython's standard library",
+                    "",
+                    "Produced by:",
+                    "",
+                    "    .venv/bin/python benchmarks/bench_code.py --map-only",
+                    "",
+                    f"Tree: `{root}` (Python {sys.version.split()[0]}), {os.cpu_count()} cores "
+                    f"shared with other jobs (load before: {load()}).",
+                    "",
+                    *body,
+                ]
+            )
+        )
+        print(f"wrote {MAP_RESULTS}")
+        return
     command = "    .venv/bin/python benchmarks/bench_code.py" + (" --quick" if args.quick else "")
     lines = [
         "# Code indexer on CPython's standard library",
