@@ -68,6 +68,16 @@ FROM code_names n JOIN code_files f ON f.id = n.file_id
 WHERE f.project_id = ?
 """
 _IN_JSON = "(SELECT value FROM json_each(?))"
+
+
+def _by_list(sql: str) -> str:
+    """Look rows up by the listed names or files, not by scanning the project's files.
+
+    (A unary ``+`` keeps SQLite from driving the query from the project index.)
+    """
+    return sql.replace("WHERE f.project_id = ?", "WHERE +f.project_id = ?")
+
+
 _Row = tuple[str, int, int, int, int]  # name, src, dst, project, refs
 
 
@@ -78,7 +88,7 @@ def _definers(
     params: list[Any] = [project_id]
     sql = _DEFINITIONS
     if names is not None:
-        sql, params = sql + f" AND s.name IN {_IN_JSON}", [project_id, names]
+        sql, params = _by_list(sql) + f" AND s.name IN {_IN_JSON}", [project_id, names]
     found: dict[tuple[str, str], set[int]] = {}
     for name, file_id, group in conn.execute(sql, params):
         if group == "python" and name in _PYTHON_BUILTINS:
@@ -110,7 +120,7 @@ def _edges(
         (str(n), int(f))
         for n, f in conn.execute(
             "SELECT s.name, s.file_id FROM code_symbols s JOIN code_files f ON f.id = s.file_id "
-            f"WHERE f.project_id = ? AND s.name IN {_IN_JSON}",
+            f"WHERE +f.project_id = ? AND s.name IN {_IN_JSON}",
             (project_id, json.dumps(sorted({w[0] for w in wanted}))),
         )
     }
@@ -200,15 +210,16 @@ def update(
         return
     ids = json.dumps(changed_ids)
     affected = json.dumps(sorted(set(old_names) | defined_names(conn, changed_ids)))
+    conn.execute(f"DELETE FROM code_edges WHERE src_file IN {_IN_JSON}", (ids,))
     conn.execute(
-        f"DELETE FROM code_edges WHERE project_id = ? AND (src_file IN {_IN_JSON} "
-        f"OR name IN {_IN_JSON})",
-        (project_id, ids, affected),
+        f"DELETE FROM code_edges WHERE +project_id = ? AND name IN {_IN_JSON}",
+        (project_id, affected),
     )
     # Edges leaving the changed files (any name they use), and edges of the
     # affected names (from any file).
-    leaving = list(_uses(conn, _USES + f" AND n.file_id IN {_IN_JSON}", [project_id, ids]))
-    arriving = list(_uses(conn, _USES + f" AND n.name IN {_IN_JSON}", [project_id, affected]))
+    by_list = _by_list(_USES)
+    leaving = list(_uses(conn, by_list + f" AND n.file_id IN {_IN_JSON}", [project_id, ids]))
+    arriving = list(_uses(conn, by_list + f" AND n.name IN {_IN_JSON}", [project_id, affected]))
     names = json.dumps(sorted({u[0] for u in leaving} | set(json.loads(affected))))
     definers = _definers(conn, project_id, names)
     _insert(conn, _edges(conn, project_id, definers, leaving + arriving))

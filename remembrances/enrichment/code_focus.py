@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +32,21 @@ MAX_NAMES = 6
 MAX_DEFINITIONS = 2
 MAX_USES = 8
 MAP_TOKENS = 300
-#: Share of the code source's time after which the optional parts (uses, map) are skipped.
+#: Share of the code source's time after which no more uses are looked up.
 SPARE_SHARE = 0.5
+#: Share of it by which the code source answers with whatever it has.
+ANSWER_SHARE = 0.8
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="remembrances-code-focus")
+        return _POOL
+
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _EXTENSIONS = "py|pyi|js|mjs|cjs|jsx|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|cs|rb|php|kt|swift|sh|md"
@@ -89,20 +105,36 @@ def code_aware(
     semantic = searches.get("code")
 
     def search(service: Any, plan: EnrichmentPlan) -> list[ContextItem]:
+        # The semantic search and the map run beside the definitions, so a slow
+        # one cannot make the enricher drop the definitions with it.
         started = time.monotonic()
-        hits = semantic(service, plan) if semantic is not None and plan.code_query else []
+        answer_by = started + timeout * ANSWER_SHARE
+        pending = None
+        if semantic is not None and plan.code_query:
+            pending = _pool().submit(semantic, service, plan)
         try:
-            named = _named(service, names, paths, started + timeout * SPARE_SHARE)
+            named = _named(service, names, paths, started + timeout * SPARE_SHARE, answer_by)
         except Exception as exc:  # the semantic hits still count
             log.warning("code-aware enrichment failed: %s", exc)
             named = []
-        return named + hits
+        if pending is None:
+            return named
+        try:
+            return named + pending.result(timeout=max(answer_by - time.monotonic(), 0.0))
+        except FutureTimeout:
+            pending.cancel()
+            log.warning("semantic code search was late; the named definitions go alone")
+        except Exception:
+            if not named:
+                raise  # as without this module: the enricher drops the source
+            log.warning("semantic code search failed; the named definitions go alone")
+        return named
 
     return {**searches, "code": search}
 
 
 def _named(
-    service: Any, names: list[str], paths: list[str], spare_until: float
+    service: Any, names: list[str], paths: list[str], spare_until: float, answer_by: float
 ) -> list[ContextItem]:
     code = service.code
     roots = {p.name: p.root for p in code.projects()}
@@ -124,10 +156,14 @@ def _named(
             break
         uses.extend(_uses_item(code, project, name))
     maps: list[ContextItem] = []
-    for project, wanted in focus.items():
-        if time.monotonic() >= spare_until:
-            break
-        maps.extend(_map_item(code, project, wanted))
+    pending = [_pool().submit(_map_item, code, p, wanted) for p, wanted in focus.items()]
+    for future in pending:
+        try:
+            maps.extend(future.result(timeout=max(answer_by - time.monotonic(), 0.0)))
+        except FutureTimeout:
+            future.cancel()  # a first map of a large project reads its graph; next time is quick
+        except Exception as exc:
+            log.warning("repository map for enrichment failed: %s", exc)
     return definitions + uses + maps
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,9 +12,9 @@ import pytest
 import remembrances
 from remembrances import RemembrancesService
 from remembrances.embeddings import HashEmbedder
-from remembrances.enrichment import ContextEnricher, EnricherConfig
+from remembrances.enrichment import ContextEnricher, EnricherConfig, EnrichmentPlan
 from remembrances.enrichment.code_focus import code_aware, code_names
-from remembrances.enrichment.sources import SEARCHES
+from remembrances.enrichment.sources import SEARCHES, ContextItem
 from tests.code.test_repo_map import FILES, write
 
 
@@ -105,3 +106,28 @@ def test_the_budget_still_holds(service: RemembrancesService) -> None:
     text = small.enrich_context("why would `Scheduler.next_run` skip a tick?")
     assert 0 < len(text) <= 400
     assert "def next_run" in text
+
+
+def test_a_slow_semantic_search_does_not_take_the_definitions_with_it(
+    service: RemembrancesService,
+) -> None:
+    def slow(svc: object, plan: EnrichmentPlan) -> list[ContextItem]:
+        time.sleep(3)
+        return []
+
+    searches = code_aware({**SEARCHES, "code": slow}, "why does `now` drift?", 0.5)
+    started = time.monotonic()
+    items = searches["code"](service, EnrichmentPlan(code_query="now drift"))
+    assert time.monotonic() - started < 1.0
+    assert items[0].origin == "[calls] core/clock.py:4-6 now (function)"
+
+    def failing(svc: object, plan: EnrichmentPlan) -> list[ContextItem]:
+        raise RuntimeError("search is down")
+
+    searches = code_aware({**SEARCHES, "code": failing}, "why does `now` drift?", 2.0)
+    assert searches["code"](service, EnrichmentPlan(code_query="x"))[0].origin.endswith(
+        "now (function)"
+    )
+    searches = code_aware({**SEARCHES, "code": failing}, "why does `unknown_thing` fail?", 2.0)
+    with pytest.raises(RuntimeError, match="search is down"):
+        searches["code"](service, EnrichmentPlan(code_query="x"))
