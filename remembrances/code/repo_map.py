@@ -296,8 +296,10 @@ def _resolve_focus(
         focus.file_names = {
             (int(f), str(n))
             for f, n in conn.execute(
-                f"SELECT DISTINCT file_id, name FROM code_symbols WHERE file_id IN ({ids}) "
-                "AND parent IS NULL AND kind != 'section'"
+                "SELECT DISTINCT s.file_id, s.name FROM code_symbols s LEFT JOIN code_symbols p "
+                "ON p.file_id = s.file_id AND p.position = s.parent "
+                f"WHERE s.file_id IN ({ids}) AND s.kind != 'section' "
+                "AND coalesce(p.kind, '') NOT IN ('function', 'method')"
             )
         }
     return focus

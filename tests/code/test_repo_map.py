@@ -186,11 +186,14 @@ def test_focus_pulls_the_ranking(code: CodeIndexer, calls: Path) -> None:
     by_symbol = code.repo_map("calls", budget_tokens=1024, focus="Scheduler.next_run")
     assert by_symbol.focus_symbols == ["Scheduler.next_run"]
     assert by_symbol.focus_files == ["core/scheduler.py"]
-    assert by_symbol.text.splitlines()[:3] == [
+    # the focus symbol's file first, with its members (the focus symbol among them)
+    assert by_symbol.text.splitlines()[:4] == [
         "core/scheduler.py:",
         "  class Scheduler",
+        "    def __init__(self, every: float) -> None",
         "    def next_run(self, last: float) -> float",
     ]
+    assert by_symbol.files[0].symbols[2].rank > by_symbol.files[0].symbols[1].rank
     # an unused definition of a focus file is shown too
     lonely = code.repo_map("calls", budget_tokens=1024, focus=[str(calls / "tools/lonely.py")])
     assert "def unused_helper() -> int" in lonely.text

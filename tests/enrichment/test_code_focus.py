@@ -58,7 +58,8 @@ def test_a_named_method_comes_first_with_its_uses_and_its_map(
     uses = next(i for i in code if i.origin == "[calls] uses of next_run")
     assert "app/main.py:7 in start: print(s.next_run(now()))" in uses.text
     the_map = next(i for i in code if i.origin == "[calls] repository map")
-    assert the_map.text.startswith("core/scheduler.py:\n  class Scheduler\n    def next_run")
+    assert the_map.text.startswith("core/scheduler.py:\n  class Scheduler\n")
+    assert "    def next_run(self, last: float) -> float" in the_map.text
     section = code_section(enrichment.text)
     assert section.index("def next_run") < section.index("uses of next_run")
     # the same definition is not repeated by the semantic hits
