@@ -54,7 +54,7 @@ from remembrances.code.indexer import default_workers
 from remembrances.code.repo_map import RepoMapper
 from remembrances.embeddings import HashEmbedder
 from remembrances.enrichment import ContextEnricher
-from remembrances.enrichment.code_focus import code_names
+from remembrances.enrichment.code_focus import code_names, wait_idle
 
 RESULTS = Path(__file__).resolve().parent / "results" / "code.md"
 MAP_RESULTS = Path(__file__).resolve().parent / "results" / "code_map.md"
@@ -117,7 +117,7 @@ def subset_repo(root: Path, target: Path) -> int:
 #: Files edited for the update measurement: a leaf module and two used everywhere.
 UPDATE_FILES = ("colorsys.py", "json/decoder.py", "typing.py")
 BUDGETS = (256, 1024, 4096)
-ENRICH_SAMPLE = 100
+ENRICH_SAMPLE = 60
 
 
 def best_of(runs: int, fn: Callable[[], object]) -> float:
@@ -215,6 +215,7 @@ def map_bench(root: Path, work: Path) -> list[str]:
             bare_detected += 1
             found_bare += where in enricher.enrich_context(bare_prompt)
     enricher.close()
+    wait_idle()  # searches that missed their deadline still hold connections
     service.close()
     enrich_ms.sort()
 

@@ -67,6 +67,19 @@ _WHOLE_NAME = re.compile(rf"{_IDENT}(?:(?:\.|::){_IDENT})*")
 _PROSE = frozenset({"e.g", "i.e", "etc", "vs", "a.k.a"})
 
 
+def wait_idle() -> None:
+    """Let searches still running in the background finish (call before closing the service).
+
+    A search that missed its deadline keeps running until it is done; closing the
+    service's connections under it fails.
+    """
+    global _POOL
+    with _POOL_LOCK:
+        pool, _POOL = _POOL, None
+    if pool is not None:
+        pool.shutdown(wait=True)
+
+
 def code_names(prompt: str) -> tuple[list[str], list[str]]:
     """(identifiers, paths) the prompt names, in order of appearance, without repeats."""
     paths: list[str] = []
@@ -241,4 +254,4 @@ def _map_item(code: Any, project: str, focus: list[str]) -> list[ContextItem]:
     ]
 
 
-__all__ = ["code_aware", "code_names"]
+__all__ = ["code_aware", "code_names", "wait_idle"]
