@@ -10,12 +10,14 @@ documents (title, newline, abstract) with ``KnowledgeBase.add``, each abstract o
 chunk as in BEIR; CoSQA functions each written to a ``.py`` file and indexed by
 ``CodeIndexer.index``, so each hit is the chunk the code indexer makes for a
 function. Then every test query runs through ``Store.search`` in the text, vector
-and hybrid (default) modes. The fusion comparison reuses per-leg top-100 lists
-(``Store.search`` with ``limit=100`` per leg) and fuses them offline with each
-variant; the ``calibrated`` row uses the same code as the default hybrid.
+and hybrid (default) modes, and hybrid with ``fuse="rrf"`` (RRF k=60).
 
-``--fit`` grid-searches the calibrated fusion's text-weight parameters on the
-training splits only (SciFact train, CoSQA dev) and prints the best.
+``--fit`` fits the pointwise fusion (``fusion.FusionParams``) on the training
+splits only (SciFact train for ``kb``, CoSQA dev for ``code``): the weight of
+word coverage against cosine that ranks best (nDCG@10), then a logistic
+regression of "is relevant" on the top-10 candidates, which sets the scale.
+Hybrid search returns every candidate's cosine and coverage, so the fit needs
+no private access to the store.
 
 Data: ``../shared/eval`` (BEIR layout; see its README). Skipped, with a message,
 when it is absent.
@@ -27,162 +29,105 @@ store files there and reuses their vectors; ingest time then measures the cache)
 from __future__ import annotations
 
 import argparse
-import itertools
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import numpy as np
 
-from remembrances import Store, fusion  # noqa: E402
-from remembrances.embeddings import create  # noqa: E402
-from remembrances.evaluation import (  # noqa: E402
+from remembrances import Store, fusion
+from remembrances.embeddings import create
+from remembrances.evaluation import (
     WHOLE_DOCUMENTS,
     BeirSet,
     Metrics,
     ingest,
     load_beir,
+    ndcg_at_k,
     rankings_for,
     score_rankings,
 )
+from remembrances.store import Fuse, SearchMode
+
+ROOT = Path(__file__).resolve().parent.parent
 
 EVAL_DIR = ROOT.parent / "shared" / "eval"
 SETS = {"scifact": ("kb", "train"), "cosqa": ("code", "dev")}
-POOL = 100
+POOL = 200
+#: Weights of word coverage against cosine tried by ``--fit``.
+TEXT_WEIGHTS = [0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0, 1.2, 1.5, 2.0]
 
-Legs = dict[str, tuple[list[tuple[str, float]], list[tuple[str, float]]]]
-Fuser = Callable[[list[tuple[int, float]], list[tuple[int, float]]], list[fusion.Fused]]
-
-
-def bm25_of(text_score: float) -> float:
-    """Undo ``fusion.text_score`` (x / (x + BM25_HALF)) to get the raw BM25 back."""
-    return fusion.BM25_HALF * text_score / (1.0 - text_score) if text_score < 1.0 else 1e9
+#: Per query: every hybrid candidate's (document, cosine, coverage), and the relevant documents.
+Candidates = list[tuple[list[tuple[str, float, float]], dict[str, int]]]
 
 
-def leg_lists(
+def candidates(
     store: Store, data: BeirSet, kind: str, sources: dict[str, str], collection: str
-) -> Legs:
-    """Per query: the vector leg's (doc, cosine) and the text leg's (doc, BM25) top-100."""
-    legs: Legs = {}
+) -> Candidates:
+    out: Candidates = []
     for qid, text in data.queries.items():
-        lists = []
-        for mode in ("vector", "text"):
-            hits = store.search(text, mode=mode, limit=POOL, kind=kind, collection=collection)
-            best: dict[str, float] = {}  # a document's best chunk stands for it
-            for h in hits:
-                doc = sources.get(h.source, h.source)
-                value = h.vector_score if mode == "vector" else bm25_of(h.text_score or 0.0)
-                best.setdefault(doc, value or 0.0)
-            lists.append(list(best.items()))
-        legs[qid] = (lists[0], lists[1])
-    return legs
-
-
-def fused_rankings(legs: Legs, fuse: Fuser) -> dict[str, list[str]]:
-    """Fuse each query's leg lists with ``fuse`` (documents stand in for chunk ids)."""
-    out = {}
-    for qid, (vec, txt) in legs.items():
-        ids: dict[str, int] = {}
-        v = [(ids.setdefault(d, len(ids)), s) for d, s in vec]
-        t = [(ids.setdefault(d, len(ids)), s) for d, s in txt]
-        back = {i: d for d, i in ids.items()}
-        out[qid] = list(dict.fromkeys(back[f.id] for f in fuse(v, t)))[:10]
+        if not data.qrels.get(qid) or not text.strip():
+            continue
+        hits = store.search(text, limit=POOL, pool=POOL, kind=kind, collection=collection)
+        rows = [
+            (sources.get(h.source, h.source), h.vector_score or 0.0, h.text_score or 0.0)
+            for h in hits
+        ]
+        out.append((rows, dict(data.qrels[qid])))
     return out
 
 
-def minmax_convex(w_text: float) -> Fuser:
-    """The README's reference: 0.5/0.5 mix of per-leg min-max scores over the pools."""
-
-    def fuse(v: list[tuple[int, float]], t: list[tuple[int, float]]) -> list[fusion.Fused]:
-        scores: dict[int, float] = {}
-        for hits, w in ((v, 1.0 - w_text), (t, w_text)):
-            if not hits:
-                continue
-            hi, lo = hits[0][1], min(s for _, s in hits)
-            for i, s in hits:
-                scores[i] = scores.get(i, 0.0) + w * ((s - lo) / (hi - lo) if hi > lo else 1.0)
-        return [fusion.Fused(i, s) for i, s in sorted(scores.items(), key=lambda x: -x[1])]
-
-    return fuse
+def ndcg_for(cands: Candidates, text_weight: float) -> float:
+    total = 0.0
+    for rows, relevant in cands:
+        best: dict[str, float] = {}
+        for doc, cosine, coverage in rows:
+            best[doc] = max(best.get(doc, -1.0), cosine + text_weight * coverage)
+        ranked = sorted(best, key=lambda d: -best[d])
+        total += ndcg_at_k(ranked, relevant)
+    return total / max(len(cands), 1)
 
 
-def variants(kind: str) -> dict[str, Fuser]:
-    params, own = fusion.DEFAULT_PARAMS, fusion.params_for(kind)
-    return {
-        "vector leg only": lambda v, t: fusion.calibrated(v, []),
-        "text leg only": lambda v, t: fusion.calibrated([], t),
-        "RRF k=60": lambda v, t: fusion.rrf(v, t),
-        "convex 0.5/0.5, min-max": minmax_convex(0.5),
-        "convex 0.7/0.3 (vector/text), min-max": minmax_convex(0.3),
-        "calibrated, fixed text weight 0.5": lambda v, t: fusion.calibrated(
-            v, t, params=fusion.FusionParams(text_bias=0.0, text_slope=0.0)
-        ),
-        f"calibrated, query-dependent, joint fit (bias {params.text_bias}, "
-        f"slope {params.text_slope}, peak rank {params.peak_rank})": lambda v, t: fusion.calibrated(
-            v, t
-        ),
-        f"calibrated, query-dependent, fitted for {kind} (default for kind={kind!r}: bias "
-        f"{own.text_bias}, slope {own.text_slope}, peak rank {own.peak_rank})": (
-            lambda v, t: fusion.calibrated(v, t, params=own)
-        ),
-    }
+def logistic(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """``(a, b)`` maximising the likelihood of ``y ~ sigmoid(a + b x)`` (Newton's method)."""
+    a, b = 0.0, 0.0
+    design = np.stack([np.ones_like(x), x], axis=1)
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-(a + b * x)))
+        gradient = design.T @ (y - p)
+        hessian = (design * (p * (1 - p))[:, None]).T @ design + 1e-9 * np.eye(2)
+        step = np.linalg.solve(hessian, gradient)
+        a, b = a + float(step[0]), b + float(step[1])
+        if float(np.abs(step).max()) < 1e-8:
+            break
+    return a, b
 
 
-GRID = list(
-    itertools.product(
-        [-6.0, -5.0, -4.5, -4.0, -3.5, -3.0, -2.5, -2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0],
-        [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0],
-        [5, 10, 20],
+def fit(cands: Candidates, name: str) -> fusion.FusionParams:
+    scores = {w: ndcg_for(cands, w) for w in TEXT_WEIGHTS}
+    print("nDCG@10 by coverage weight: " + ", ".join(f"{w} {s:.4f}" for w, s in scores.items()))
+    weight = max(scores, key=lambda w: scores[w])
+    xs, ys = [], []
+    for rows, relevant in cands:
+        ranked = sorted(rows, key=lambda r: -(r[1] + weight * r[2]))[:10]
+        for doc, cosine, coverage in ranked:
+            xs.append(cosine + weight * coverage)
+            ys.append(1.0 if relevant.get(doc, 0) > 0 else 0.0)
+    a, b = logistic(np.asarray(xs), np.asarray(ys))
+    params = fusion.FusionParams(
+        bias=round(a, 2), cosine_weight=round(b, 2), text_weight=round(b * weight, 2)
     )
-)
-
-
-def fit(legs_by_set: dict[str, Legs], data_by_set: dict[str, BeirSet]) -> None:
-    """Grid search over the text-weight parameters, scored on the training splits only.
-
-    Per kind: the parameters with the best nDCG@10 on that set's training split.
-    Joint (the default for searches across kinds): the issue's objective, hybrid
-    above both legs on both sets, so the smaller of the two sets' gains over
-    their better single leg is maximised.
-    """
-    best_leg = {}
-    for name, legs in legs_by_set.items():
-        best_leg[name] = max(
-            score_rankings(fused_rankings(legs, fuse), data_by_set[name].qrels).ndcg
-            for fuse in (
-                lambda v, t: fusion.calibrated(v, []),
-                lambda v, t: fusion.calibrated([], t),
-            )
-        )
-    print("best single leg per set: " + ", ".join(f"{n} {s:.4f}" for n, s in best_leg.items()))
-    scores: dict[tuple[float, float, int], dict[str, float]] = {}
-    for bias, slope, peak in GRID:
-        params = fusion.FusionParams(text_bias=bias, text_slope=slope, peak_rank=peak)
-        scores[(bias, slope, peak)] = {
-            name: score_rankings(
-                fused_rankings(legs, lambda v, t, p=params: fusion.calibrated(v, t, params=p)),
-                data_by_set[name].qrels,
-            ).ndcg
-            for name, legs in legs_by_set.items()
-        }
-    for name in legs_by_set:
-        key = max(scores, key=lambda k: scores[k][name])
-        print(
-            f"best for {name} ({SETS[name][0]}): bias, slope, peak rank {key}: {scores[key][name]:.4f}"
-        )
-    joint = max(scores, key=lambda k: min(scores[k][n] - best_leg[n] for n in legs_by_set))
-    gains = ", ".join(f"{n} {scores[joint][n] - best_leg[n]:+.4f}" for n in legs_by_set)
-    print(f"best joint: bias, slope, peak rank {joint}: gains {gains}")
+    print(f"{name}: coverage weight {weight} (nDCG@10 {scores[weight]:.4f}); {params}")
+    return params
 
 
 def row(name: str, m: Metrics) -> str:
     return f"| {name} | {m.ndcg:.3f} | {m.recall:.3f} | {m.mrr:.3f} |"
 
 
-def run_set(name: str, split: str, cache: Path | None, scratch: Path) -> tuple[BeirSet, Legs]:
+def run_set(name: str, split: str, cache: Path | None, scratch: Path) -> Candidates:
     kind = SETS[name][0]
     data = load_beir(EVAL_DIR / name, split=split)
     db = (cache or scratch) / f"{name}.db"
@@ -197,16 +142,27 @@ def run_set(name: str, split: str, cache: Path | None, scratch: Path) -> tuple[B
             + (" (vectors from the cache)" if cache else ""),
             flush=True,
         )
-        print("\n| mode | nDCG@10 | recall@10 | MRR@10 |\n|---|---|---|---|")
-        for mode in ("text", "vector", "hybrid"):
+        print("\n| search | nDCG@10 | recall@10 | MRR@10 |\n|---|---|---|---|")
+        runs: list[tuple[str, SearchMode, Fuse]] = [
+            ("text (FTS5 BM25 candidates, ranked by coverage)", "text", "pointwise"),
+            ("vector", "vector", "pointwise"),
+            ("RRF k=60 of the two legs", "hybrid", "rrf"),
+            (f"hybrid (default for kind={kind!r})", "hybrid", "pointwise"),
+        ]
+        for label, mode, fuse in runs:
             started = time.perf_counter()
             ranks = rankings_for(
-                store, data.queries, mode=mode, kind=kind, collection=data.name, sources=sources
-            )  # type: ignore[arg-type]
+                store,
+                data.queries,
+                mode=mode,
+                kind=kind,  # type: ignore[arg-type]
+                collection=data.name,
+                sources=sources,
+                fuse=fuse,
+            )
             ms = 1000 * (time.perf_counter() - started) / len(data.queries)
-            print(row(f"{mode} ({ms:.1f} ms/query)", score_rankings(ranks, data.qrels)), flush=True)
-        legs = leg_lists(store, data, kind, sources, data.name)
-    return data, legs
+            print(row(f"{label} ({ms:.1f} ms/query)", score_rankings(ranks, data.qrels)), flush=True)
+        return candidates(store, data, kind, sources, data.name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -222,18 +178,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="bench-quality-") as tmp:
         scratch = Path(tmp)
-        if args.fit:
-            legs_by_set, data_by_set = {}, {}
-            for name, (_, train) in SETS.items():
-                data_by_set[name], legs_by_set[name] = run_set(name, train, args.cache, scratch)
-            fit(legs_by_set, data_by_set)
-            return 0
-        for name in SETS:
-            data, legs = run_set(name, "test", args.cache, scratch)
-            print(f"\nfusion variants on {name} test (top-{POOL} pools per leg):\n")
-            print("| fusion | nDCG@10 | recall@10 | MRR@10 |\n|---|---|---|---|")
-            for label, fuse in variants(SETS[name][0]).items():
-                print(row(label, score_rankings(fused_rankings(legs, fuse), data.qrels)))
+        for name, (kind, train) in SETS.items():
+            split = train if args.fit else "test"
+            cands = run_set(name, split, args.cache, scratch)
+            if args.fit:
+                fit(cands, f"{name} ({kind})")
     return 0
 
 

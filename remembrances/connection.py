@@ -25,6 +25,7 @@ from .errors import (
     RemembrancesError,
     StorageError,
 )
+from . import text_match
 
 #: An apsw connection, typed loosely: apsw types every value as the union of SQLite
 #: types, and our SQL knows what each column holds.
@@ -140,6 +141,8 @@ def _configure(
     conn.execute("PRAGMA cache_size=-65536")
     # Temporary b-trees (sorts, large IN lists) in memory, not in temp files.
     conn.execute("PRAGMA temp_store=MEMORY")
+    # fts_totals(chunks_fts): the store's size behind text scores (text_match.py).
+    text_match.register(conn)
 
 
 def sqlite_error(exc: apsw.Error, path: str) -> RemembrancesError:

@@ -28,7 +28,7 @@ from typing import Any, Literal
 from .embeddings import Embedder
 from .errors import InvalidInputError
 from .records import Chunk
-from .store import SearchMode, Store
+from .store import Fuse, SearchMode, Store
 
 Kind = Literal["kb", "code"]
 MODES: tuple[SearchMode, ...] = ("text", "vector", "hybrid")
@@ -295,6 +295,7 @@ def rankings_for(
     collection: str,
     k: int = 10,
     sources: Mapping[str, str] | None = None,
+    fuse: Fuse = "pointwise",
 ) -> dict[str, list[str]]:
     """Document ids, best first, for each query: chunks are folded into their document.
 
@@ -305,7 +306,9 @@ def rankings_for(
         if not text.strip():
             rankings[query_id] = []
             continue
-        hits = store.search(text, mode=mode, limit=k * 3, kind=kind, collection=collection)
+        hits = store.search(
+            text, mode=mode, limit=k * 3, kind=kind, collection=collection, fuse=fuse
+        )
         docs = (h.source if sources is None else sources.get(h.source, h.source) for h in hits)
         rankings[query_id] = list(dict.fromkeys(docs))[:k]
     return rankings

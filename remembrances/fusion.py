@@ -1,24 +1,24 @@
-"""Turning the vector and text legs' hits into one ranking with scores in [0, 1].
+"""Turning the vector and text legs' evidence into one ranking with scores in [0, 1].
 
-The default, :func:`calibrated`, mixes each leg's rescaled scores with a weight
-chosen per query and scales the result by the query's confidence, so a score
-means about the same for every query and ``min_score`` can threshold it.
-:func:`rrf` (rank-only fusion, rescaled so 1.0 means first in both legs) stays
-for comparison: with a weak leg it ranks far below the strong leg alone
-(benchmarks/results/quality.md). How scores are computed: docs/search.md.
+The default, :func:`pointwise`, scores each candidate from two numbers that mean
+the same in any store: its cosine similarity to the query and its coverage of
+the query's words (:mod:`remembrances.text_match`). The score is a logistic
+function of the two, fitted per kind, so it depends neither on the other
+candidates nor on how big the store is, and ``min_score`` means the same thing
+on an agent's first note and on its ten-thousandth. :func:`rrf` (rank-only
+fusion, rescaled so 1.0 means first in both legs) stays for comparison. How
+scores are computed and what they mean: docs/search.md.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 RRF_K = 60
-#: BM25 value mapped to a text score of 0.5 (see :func:`text_score`).
-BM25_HALF = 10.0
 
 
 @dataclass
@@ -34,12 +34,6 @@ class Fused:
 def vector_score(cosine: float) -> float:
     """Cosine similarity clipped to [0, 1]: unrelated text sits near 0."""
     return float(min(max(cosine, 0.0), 1.0))
-
-
-def text_score(bm25: float) -> float:
-    """BM25 (higher is better) squashed into [0, 1) by ``x / (x + BM25_HALF)``."""
-    bm25 = max(bm25, 0.0)
-    return float(bm25 / (bm25 + BM25_HALF))
 
 
 def rrf(
@@ -70,36 +64,35 @@ def rrf(
 
 @dataclass(frozen=True)
 class FusionParams:
-    """The calibrated convex fusion's settings (fitted on SciFact train and CoSQA dev).
+    """``score = sigmoid(bias + cosine_weight * cosine + text_weight * coverage)``.
 
-    The text leg's weight is ``sigmoid(text_bias + text_slope * log(peak))``
-    where ``peak`` is the best BM25 over the BM25 at rank ``peak_rank``: a text
-    leg whose best hit stands out from the rest has found rare query words
-    together (trust it); a flat one has matched a common word or two (don't).
+    The ratio of the two weights sets the ranking; ``bias`` and their size set
+    what a score means (docs/search.md shows the fit and the measurement).
     """
 
-    text_bias: float = -5.0
-    text_slope: float = 6.0
-    peak_rank: int = 10
-    #: Scores at this rank (or the pool's last, if shorter) map to 0 in each leg.
-    floor_rank: int = 100
+    bias: float
+    cosine_weight: float
+    text_weight: float
+
+    def score(self, cosine: float, coverage: float) -> float:
+        z = self.bias + self.cosine_weight * cosine + self.text_weight * coverage
+        return 1.0 / (1.0 + math.exp(-min(max(z, -50.0), 50.0)))
 
 
-#: For searches across kinds (and kinds we have no benchmark for): fitted on
-#: SciFact train and CoSQA dev together, for the largest gain over the better
-#: leg on the worse of the two sets.
-DEFAULT_PARAMS = FusionParams()
+#: Prose (SciFact train): words count about 0.6 as much as cosine.
+_PROSE = FusionParams(bias=-8.36, cosine_weight=7.67, text_weight=4.6)
+#: For searches across kinds and kinds without a benchmark of their own: prose's.
+DEFAULT_PARAMS = _PROSE
 
-#: Per kind, fitted on that kind's training split only (``bench_quality.py --fit``):
-#: prose (SciFact train) gains from a strong text leg, while on code (CoSQA dev)
-#: web-style queries rarely share words with the function, so text counts only
-#: when its best hit stands far above the rest. Events are prose too, but no
-#: benchmark measured them; they take the KB's setting.
-_PROSE = FusionParams(text_bias=-1.0, text_slope=2.0, peak_rank=20)
+#: Per kind, fitted on training data only: kb on SciFact train and code on CoSQA
+#: dev (``bench_quality.py --fit``), events on three of the five LoCoMo development
+#: conversations (``bench_locomo.py --fit``). Short conversational turns share
+#: fewer words with a question than documents do, so words weigh more for events.
 KIND_PARAMS: dict[str, FusionParams] = {
     "kb": _PROSE,
-    "event": _PROSE,
-    "code": FusionParams(text_bias=-4.0, text_slope=3.0, peak_rank=20),
+    "event": FusionParams(bias=-5.25, cosine_weight=2.77, text_weight=4.16),
+    # Web-style questions rarely share words with the function: cosine decides.
+    "code": FusionParams(bias=-9.3, cosine_weight=9.72, text_weight=1.46),
 }
 
 
@@ -112,67 +105,31 @@ def params_for(kind: str | Sequence[str] | None) -> FusionParams:
     return DEFAULT_PARAMS
 
 
-def _spread(values: Sequence[float], floor_rank: int) -> tuple[float, float]:
-    """``(best, floor)``: a leg's scores are rescaled so these map to 1 and 0."""
-    best = values[0]
-    floor = values[min(floor_rank, len(values)) - 1]
-    return best, floor
-
-
-def text_weight(bm25: Sequence[float], params: FusionParams = DEFAULT_PARAMS) -> float:
-    """How much the text leg counts for this query, from how peaked its scores are."""
-    if not bm25 or bm25[0] <= 0:
-        return 0.0
-    reference = bm25[min(params.peak_rank, len(bm25)) - 1]
-    peak = bm25[0] / max(reference, 1e-9)
-    z = params.text_bias + params.text_slope * math.log(max(peak, 1.0))
-    return 1.0 / (1.0 + math.exp(-min(max(z, -50.0), 50.0)))
-
-
-def calibrated(
+def pointwise(
     vector_hits: Sequence[tuple[int, float]],
     text_hits: Sequence[tuple[int, float]],
+    cosines: Mapping[int, float],
+    coverages: Mapping[int, float],
     *,
     params: FusionParams = DEFAULT_PARAMS,
 ) -> list[Fused]:
-    """Convex fusion of per-leg rescaled scores, weighted per query, in [0, 1].
+    """Every candidate of either leg scored from its own cosine and word coverage.
 
-    ``vector_hits`` carry cosine similarities, ``text_hits`` raw BM25 (higher is
-    better), both best first. Each leg is rescaled so its best hit is 1 and its
-    hit at ``floor_rank`` is 0 (a hit missing from a leg counts 0 there), then
-    mixed with the text weight of :func:`text_weight`. That ordering is scaled
-    by the query's *confidence* (the weighted best cosine and best squashed
-    BM25), so the top hit of a query with no good match scores low instead of
-    1.0, and ``min_score`` means the same thing for every query; see
-    docs/search.md.
+    ``cosines`` and ``coverages`` hold the evidence for every candidate (a
+    chunk missing from ``coverages`` holds none of the query's words; one
+    missing from ``cosines`` has no vector yet). The legs only propose
+    candidates and record their ranks.
     """
-    if not vector_hits and not text_hits:
-        return []
-    w_text = text_weight([s for _, s in text_hits], params) if vector_hits else 1.0
-    if not text_hits:
-        w_text = 0.0
     fused: dict[int, Fused] = {}
-    confidence = 0.0
-    if vector_hits:
-        best, floor = _spread([s for _, s in vector_hits], params.floor_rank)
-        confidence += (1.0 - w_text) * vector_score(best)
-        for rank, (chunk_id, cosine) in enumerate(vector_hits, start=1):
-            item = fused.setdefault(chunk_id, Fused(chunk_id, 0.0))
-            item.vector_rank, item.vector_score = rank, vector_score(cosine)
-            scaled = (cosine - floor) / (best - floor) if best > floor else 1.0
-            item.score += (1.0 - w_text) * min(max(scaled, 0.0), 1.0)
-    if text_hits:
-        best, floor = _spread([s for _, s in text_hits], params.floor_rank)
-        confidence += w_text * text_score(best)
-        for rank, (chunk_id, bm25) in enumerate(text_hits, start=1):
-            item = fused.setdefault(chunk_id, Fused(chunk_id, 0.0))
-            item.text_rank, item.text_score = rank, text_score(bm25)
-            scaled = (bm25 - floor) / (best - floor) if best > floor else 1.0
-            item.score += w_text * min(max(scaled, 0.0), 1.0)
-    ranked = sorted(fused.values(), key=lambda f: (-f.score, f.id))
-    for item in ranked:  # scaled after sorting: a zero confidence keeps the order
-        item.score = min(max(item.score * confidence, 0.0), 1.0)
-    return ranked
+    for rank, (chunk_id, _) in enumerate(vector_hits, start=1):
+        fused.setdefault(chunk_id, Fused(chunk_id, 0.0)).vector_rank = rank
+    for rank, (chunk_id, _) in enumerate(text_hits, start=1):
+        fused.setdefault(chunk_id, Fused(chunk_id, 0.0)).text_rank = rank
+    for chunk_id, item in fused.items():
+        item.vector_score = vector_score(cosines.get(chunk_id, 0.0))
+        item.text_score = coverages.get(chunk_id, 0.0)
+        item.score = params.score(item.vector_score, item.text_score)
+    return sorted(fused.values(), key=lambda f: (-f.score, f.id))
 
 
 def mmr(

@@ -39,6 +39,7 @@ from .errors import (
     SchemaVersionError,
 )
 from .fts_query import fts_query
+from .text_match import text_match
 from .records import Chunk, SearchResult, StoredChunk, WriteReport
 from .schema import STORE_MIGRATIONS, migrate, vec0_script
 from .validation import check_text, check_unicode
@@ -48,7 +49,7 @@ log = logging.getLogger(__name__)
 
 SearchMode = Literal["hybrid", "vector", "text"]
 Engine = Literal["memory", "vec0"]
-Fuse = Literal["calibrated", "rrf"]
+Fuse = Literal["pointwise", "rrf"]
 
 MAX_CHUNK_CHARS = 1_000_000
 MAX_QUERY_CHARS = 100_000
@@ -59,6 +60,8 @@ MAX_LIMIT = 1000
 EMBED_BATCH = 64
 #: Query vectors remembered (least recently used ones are dropped first).
 QUERY_CACHE_SIZE = 256
+#: Candidates each leg proposes to a hybrid search (at least; ``limit * 5`` when larger).
+HYBRID_POOL = 100
 #: vector_log entries kept; a reader further behind reloads its index.
 VECTOR_LOG_KEEP = 200_000
 
@@ -841,7 +844,7 @@ class Store:
         engine: Engine = "memory",
         pool: int | None = None,
         exact: bool = True,
-        fuse: Fuse = "calibrated",
+        fuse: Fuse = "pointwise",
     ) -> list[SearchResult]:
         """Search by meaning (``vector``), words (``text``) or both fused (``hybrid``).
 
@@ -854,8 +857,9 @@ class Store:
         ``exact=False`` lets the in-memory engine pick candidates by sign bits and
         re-score them exactly: several times faster, recall@10 about 0.95+ (see
         docs/performance.md); scores stay exact cosine. ``fuse='rrf'`` fuses the hybrid
-        legs by reciprocal rank (k = 60) instead of the calibrated default (see
-        docs/search.md for why the default is not RRF).
+        legs by reciprocal rank (k = 60) instead of scoring each candidate on its
+        own cosine and word coverage (see docs/search.md for why the default is
+        not RRF).
         """
         if not isinstance(query, str):
             raise InvalidInputError(f"query must be a string, not {type(query).__name__}")
@@ -867,8 +871,8 @@ class Store:
             raise InvalidInputError(f"mode must be 'hybrid', 'vector' or 'text', not {mode!r}")
         if engine not in ("memory", "vec0"):
             raise InvalidInputError(f"engine must be 'memory' or 'vec0', not {engine!r}")
-        if fuse not in ("calibrated", "rrf"):
-            raise InvalidInputError(f"fuse must be 'calibrated' or 'rrf', not {fuse!r}")
+        if fuse not in ("pointwise", "rrf"):
+            raise InvalidInputError(f"fuse must be 'pointwise' or 'rrf', not {fuse!r}")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             raise InvalidInputError(f"limit must be an integer from 1 to {MAX_LIMIT}")
         if not isinstance(min_score, int | float) or not 0.0 <= min_score <= 1.0:
@@ -892,11 +896,12 @@ class Store:
         }
         sql, params = self._filter_sql(**filters)  # validates before any work
         if pool is None:
-            # Hybrid needs each leg's top FLOOR_RANK to rescale it (see fusion.calibrated).
+            # Hybrid scores every candidate on its own; a deep pool only finds
+            # chunks that one leg ranks low and the other high.
             pool = (
                 limit
                 if mode != "hybrid" and mmr is None and not rerank
-                else max(limit * 5, fusion.DEFAULT_PARAMS.floor_rank)
+                else max(limit * 5, HYBRID_POOL)
             )
         pool = min(max(pool, limit), 4096)
 
@@ -916,7 +921,7 @@ class Store:
                     )
             if mode != "vector":
                 text_hits = self._text_leg(conn, query, pool, sql, params)
-            fused = self._fuse(mode, vector_hits, text_hits, fuse, fusion.params_for(kind))
+            fused = self._fuse(conn, query, query_vector, mode, vector_hits, text_hits, fuse, kind)
             fused = [f for f in fused if f.score >= min_score]
             if mmr is not None:
                 fused = self._mmr(conn, fused, mmr, limit)
@@ -1045,25 +1050,37 @@ class Store:
 
     @staticmethod
     def _fuse(
+        conn: Connection,
+        query: str,
+        query_vector: Vectors | None,
         mode: SearchMode,
         vector_hits: list[tuple[int, float]],
         text_hits: list[tuple[int, float]],
-        fuse: Fuse = "calibrated",
-        params: fusion.FusionParams = fusion.DEFAULT_PARAMS,
+        fuse: Fuse,
+        kind: str | Sequence[str] | None,
     ) -> list[fusion.Fused]:
         if mode == "vector":
             return [
                 fusion.Fused(i, s, vector_score=s, vector_rank=r)
                 for r, (i, s) in enumerate(vector_hits, start=1)
             ]
+        ids = list(dict.fromkeys([i for i, _ in vector_hits] + [i for i, _ in text_hits]))
+        coverages = text_match(conn, query, ids)
         if mode == "text":
-            return [
-                fusion.Fused(i, fusion.text_score(s), text_score=fusion.text_score(s), text_rank=r)
-                for r, (i, s) in enumerate(text_hits, start=1)
+            ranked = [
+                fusion.Fused(i, coverages.get(i, 0.0), text_score=coverages.get(i, 0.0), text_rank=r)
+                for r, (i, _) in enumerate(text_hits, start=1)
             ]
+            return sorted(ranked, key=lambda f: (-f.score, f.text_rank or 0))
         if fuse == "rrf":
-            return fusion.rrf(vector_hits, [(i, fusion.text_score(s)) for i, s in text_hits])
-        return fusion.calibrated(vector_hits, text_hits, params=params)
+            return fusion.rrf(vector_hits, [(i, coverages.get(i, 0.0)) for i, _ in text_hits])
+        cosines = dict(vector_hits)
+        missing = [i for i in ids if i not in cosines]
+        if missing and query_vector is not None:
+            cosines.update(_cosines(conn, query_vector, missing))
+        return fusion.pointwise(
+            vector_hits, text_hits, cosines, coverages, params=fusion.params_for(kind)
+        )
 
     def _mmr(
         self, conn: Connection, fused: list[fusion.Fused], lambda_: float, limit: int
@@ -1150,6 +1167,20 @@ _CHUNK_COLUMNS = (
     "id, kind, collection, source, position, text, metadata, content_hash, ts, created_at, "
     "embedding IS NOT NULL"
 )
+
+
+def _cosines(conn: Connection, query: Vectors, ids: Sequence[int]) -> dict[int, float]:
+    """Cosine similarity of ``query`` to each chunk of ``ids`` that has a vector."""
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        f"SELECT id, embedding FROM chunks WHERE embedding IS NOT NULL AND id IN ({marks})", ids
+    ).fetchall()
+    if not rows or len(rows[0][1]) != query.nbytes:
+        return {}
+    matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), -1)
+    norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
+    scores = matrix @ query / np.where(norms > 0, norms, 1.0)
+    return {int(i): float(s) for (i, _), s in zip(rows, scores, strict=True)}
 
 
 def _stored(row: tuple[Any, ...]) -> StoredChunk:

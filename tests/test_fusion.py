@@ -28,80 +28,58 @@ def test_each_kind_has_its_fitted_settings_and_mixed_searches_the_default() -> N
     assert fusion.params_for("my-own-kind") == fusion.DEFAULT_PARAMS
     assert fusion.params_for(["kb", "code"]) == fusion.DEFAULT_PARAMS
     assert fusion.params_for(None) == fusion.DEFAULT_PARAMS
-    # code trusts a flat text leg less than prose does
-    flat = [12.0, 11.0, 10.5, 10.0, 9.5, 9.0, 8.5, 8.0, 7.5, 7.0]
-    code = fusion.text_weight(flat, fusion.params_for("code"))
-    kb = fusion.text_weight(flat, fusion.params_for("kb"))
-    assert code < kb
 
 
-def test_calibrated_empty_legs() -> None:
-    assert fusion.calibrated([], []) == []
+def test_pointwise_empty_legs() -> None:
+    assert fusion.pointwise([], [], {}, {}) == []
 
 
-def test_calibrated_single_legs_keep_their_order() -> None:
-    vector = [(1, 0.8), (2, 0.6), (3, 0.1)]
-    text = [(7, 20.0), (8, 9.0), (9, 1.0)]
-    assert _ids(fusion.calibrated(vector, [])) == [1, 2, 3]
-    assert _ids(fusion.calibrated([], text)) == [7, 8, 9]
-
-
-def test_calibrated_fills_per_leg_fields() -> None:
-    fused = {f.id: f for f in fusion.calibrated([(1, 0.7), (2, 0.4)], [(2, 15.0), (3, 3.0)])}
+def test_pointwise_fills_per_leg_fields() -> None:
+    fused = {
+        f.id: f
+        for f in fusion.pointwise(
+            [(1, 0.7), (2, 0.4)], [(2, 15.0), (3, 3.0)], {1: 0.7, 2: 0.4, 3: 0.1}, {2: 0.5, 3: 1.0}
+        )
+    }
     assert fused[1].vector_rank == 1 and fused[1].text_rank is None
     assert fused[2].vector_rank == 2 and fused[2].text_rank == 1
     assert fused[2].vector_score == pytest.approx(0.4)
-    assert fused[2].text_score == pytest.approx(fusion.text_score(15.0))
-    assert fused[3].vector_score is None and fused[3].text_rank == 2
+    assert fused[2].text_score == pytest.approx(0.5)
+    assert fused[1].text_score == 0.0  # holds none of the words
+    assert fused[3].vector_rank is None and fused[3].vector_score == pytest.approx(0.1)
 
 
-def test_first_in_both_legs_wins() -> None:
-    vector = [(1, 0.7), (2, 0.69), (3, 0.3)]
-    text = [(1, 30.0), (3, 29.0), (2, 2.0)]
-    assert _ids(fusion.calibrated(vector, text))[0] == 1
-
-
-def test_peaked_text_leg_weighs_more_than_flat_one() -> None:
-    peaked = [40.0] + [5.0] * 20
-    flat = [10.0] * 21
-    assert fusion.text_weight(peaked) > 0.5 > fusion.text_weight(flat)
-    assert fusion.text_weight([]) == 0.0
-
-
-def test_flat_text_leg_does_not_override_a_clear_vector_winner() -> None:
-    # The vector leg is sure of 1; the text leg matched a common word everywhere.
-    vector = [(1, 0.8)] + [(i, 0.3) for i in range(2, 30)]
-    text = [(i, 5.0 - i * 0.001) for i in range(2, 30)] + [(1, 4.9)]
-    assert _ids(fusion.calibrated(vector, text))[0] == 1
-
-
-def test_confidence_separates_related_from_unrelated_queries() -> None:
-    related = fusion.calibrated(
-        [(1, 0.75)] + [(i, 0.2) for i in range(2, 40)],
-        [(1, 35.0)] + [(i, 4.0) for i in range(2, 40)],
+def test_a_score_depends_only_on_its_own_evidence() -> None:
+    """Other candidates, and how the legs ranked them, do not move a chunk's score."""
+    alone = fusion.pointwise([(1, 0.6)], [(1, 9.0)], {1: 0.6}, {1: 0.8})
+    crowded = fusion.pointwise(
+        [(5, 0.9), (1, 0.6)] + [(i, 0.5) for i in range(6, 50)],
+        [(7, 90.0), (1, 9.0)],
+        {1: 0.6, 5: 0.9, 7: 0.2} | {i: 0.5 for i in range(6, 50)},
+        {1: 0.8, 7: 1.0},
     )
-    unrelated = fusion.calibrated(
-        [(i, 0.15 - i * 0.001) for i in range(1, 40)],
-        [(i, 3.0 - i * 0.01) for i in range(1, 40)],
-    )
-    assert related[0].score > 0.6
-    assert unrelated[0].score < 0.35
+    score = next(f.score for f in crowded if f.id == 1)
+    assert score == pytest.approx(alone[0].score)
 
 
-legs = st.lists(
-    st.tuples(st.integers(0, 60), st.floats(0.0, 1.0, allow_nan=False)), max_size=40
-).map(lambda hits: sorted(dict(hits).items(), key=lambda x: -x[1]))
-bm25_legs = st.lists(
-    st.tuples(st.integers(0, 60), st.floats(0.0, 200.0, allow_nan=False)), max_size=40
-).map(lambda hits: sorted(dict(hits).items(), key=lambda x: -x[1]))
+def test_both_kinds_of_evidence_raise_the_score() -> None:
+    params = fusion.DEFAULT_PARAMS
+    assert params.score(0.7, 0.5) > params.score(0.5, 0.5) > params.score(0.5, 0.0)
+    assert params.score(0.2, 0.0) < 0.1  # unrelated text, no shared words
 
 
-@given(legs, bm25_legs)
-def test_calibrated_scores_are_sorted_and_in_unit_range(
-    vector: list[tuple[int, float]], text: list[tuple[int, float]]
+evidence = st.dictionaries(st.integers(0, 60), st.floats(-1.0, 1.0, allow_nan=False), max_size=40)
+coverage = st.dictionaries(st.integers(0, 60), st.floats(0.0, 1.0, allow_nan=False), max_size=40)
+
+
+@given(evidence, coverage)
+def test_pointwise_scores_are_sorted_and_in_unit_range(
+    cosines: dict[int, float], coverages: dict[int, float]
 ) -> None:
-    fused = fusion.calibrated(vector, text)
-    assert sorted(_ids(fused)) == sorted({i for i, _ in vector} | {i for i, _ in text})
+    vector = sorted(cosines.items(), key=lambda x: -x[1])
+    text = sorted(coverages.items(), key=lambda x: -x[1])
+    fused = fusion.pointwise(vector, text, cosines, coverages)
+    assert sorted(_ids(fused)) == sorted(set(cosines) | set(coverages))
     scores = [f.score for f in fused]
     assert all(0.0 <= s <= 1.0 for s in scores)
     assert scores == sorted(scores, reverse=True)

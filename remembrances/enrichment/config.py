@@ -13,7 +13,7 @@ from .render import HEADER
 #: Seconds a source may take (its query embedding included) before it is dropped.
 DEFAULT_TIMEOUT = 2.0
 #: Per-source ``min_score`` defaults; see :class:`EnricherConfig` for how they were chosen.
-DEFAULT_MIN_SCORE: dict[str, float] = {"kb": 0.25, "events": 0.30, "code": 0.20}
+DEFAULT_MIN_SCORE: dict[str, float] = {"kb": 0.05, "events": 0.04, "code": 0.05}
 
 
 @dataclass

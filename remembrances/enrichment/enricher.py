@@ -41,6 +41,10 @@ class Enrichment:
     timings: dict[str, float] = field(default_factory=dict)
 
 
+#: A gated source's hits are kept down to this fraction of its ``min_score``.
+ITEM_FLOOR = 0.5
+
+
 class ContextEnricher:
     """Plans, searches the KB, events and code in parallel, filters, and formats.
 
@@ -190,17 +194,26 @@ class ContextEnricher:
     def _filter(
         found: dict[str, list[ContextItem]], config: EnricherConfig
     ) -> dict[str, list[ContextItem]]:
-        """Drop hits under the threshold, empty ones and duplicates; keep rank order."""
+        """Gate each source on its best hit, then drop weak, empty and duplicate hits.
+
+        A source speaks only when its best hit reaches the source's ``min_score``
+        (an unrelated prompt's best hit stays under it); then its other hits come
+        along down to ``ITEM_FLOOR`` × ``min_score``, since a question's second
+        and third hits are often the ones that answer it (docs/enrichment.md).
+        """
         seen_keys: set[str] = set()
         seen_texts: list[str] = []
         ranked: dict[str, list[ContextItem]] = {}
         for source in config.sources:
             threshold = config.min_score_for(source)
+            items = [i for i in found.get(source, []) if i.text.strip()]
+            scores = [i.score for i in items if i.score is not None]
+            if scores and max(scores) < threshold:
+                ranked[source] = []
+                continue
             kept = []
-            for item in found.get(source, []):
-                if not item.text.strip():
-                    continue
-                if item.score is not None and item.score < threshold:
+            for item in items:
+                if item.score is not None and item.score < threshold * ITEM_FLOOR:
                     continue
                 normal = _SPACES.sub(" ", item.text).strip().lower()
                 if item.key in seen_keys or any(normal in t for t in seen_texts):

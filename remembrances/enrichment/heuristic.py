@@ -200,7 +200,7 @@ class HeuristicPlanner:
         *,
         kb_limit: int = 4,
         code_limit: int = 4,
-        events_limit: int = 4,
+        events_limit: int = 6,
         now: Callable[[], datetime] | None = None,
         tz: tzinfo = UTC,
     ) -> None:
@@ -228,7 +228,10 @@ class HeuristicPlanner:
 
         kb_query = " ".join(everything)
         code_query = " ".join(code_terms) or " ".join(words)
-        events_query = " ".join(_unique([t.text for t in terms if t.kind != "path"])) or kb_query
+        # Events are searched with the prompt as said: on conversation memory (LoCoMo
+        # development set) it finds the answering turn as often as the keywords do and
+        # unrelated prompts score lower (docs/enrichment.md).
+        events_query = " ".join(text.split()) if words or protected else ""
 
         kb_limit, code_limit, events_limit = self.kb_limit, self.code_limit, self.events_limit
         if has_code_signal:
@@ -244,9 +247,14 @@ class HeuristicPlanner:
             kb_limit=kb_limit,
             code_limit=code_limit,
             events_limit=events_limit,
+            events_recent=bool(_RECENT.search(prompt)),
             planner=self.name,
             notes={"time_phrase": window.phrase} if window else {},
         )
+
+
+#: Words that ask for the newest events first.
+_RECENT = re.compile(r"\b(?:last|latest|recent|recently|newest|most\s+recent)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

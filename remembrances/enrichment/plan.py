@@ -33,7 +33,9 @@ class EnrichmentPlan:
 
     ``kb_query`` is semantic (a phrase), ``code_query`` is keywords and
     identifiers, ``events_query`` is the topic. ``events_since``/``events_until``
-    are aware UTC datetimes (or None). ``planner`` names who produced the plan,
+    are aware UTC datetimes (or None): with an events query they favour events in
+    the window, without one they select it. ``events_recent`` favours newer
+    events (the prompt said "last", "latest", "recent"). ``planner`` names who produced the plan,
     e.g. ``"heuristic"`` or ``"llm:gpt-4o-mini"``, or ``"heuristic (fallback)"``.
     """
 
@@ -45,6 +47,7 @@ class EnrichmentPlan:
     kb_limit: int = 4
     code_limit: int = 4
     events_limit: int = 4
+    events_recent: bool = False
     planner: str = "heuristic"
     notes: dict[str, Any] = field(default_factory=dict, compare=False)
 
@@ -71,6 +74,7 @@ class EnrichmentPlan:
             "kb_limit": self.kb_limit,
             "code_limit": self.code_limit,
             "events_limit": self.events_limit,
+            "events_recent": self.events_recent,
             "planner": self.planner,
         }
 

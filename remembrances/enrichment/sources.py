@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from .plan import EnrichmentPlan
@@ -190,14 +190,57 @@ def search_kb(service: Any, plan: EnrichmentPlan) -> list[ContextItem]:
     return [kb_item(h) for h in hits]
 
 
+#: With "last"/"latest" in the prompt, an event this much older than the newest hit
+#: needs twice the score to rank level with it.
+RECENT_HALF_LIFE = timedelta(days=7)
+
+
 def search_events(service: Any, plan: EnrichmentPlan) -> list[ContextItem]:
-    hits = service.events.search(
-        plan.events_query or None,
-        since=plan.events_since,
-        until=plan.events_until,
-        limit=plan.events_limit,
-    )
+    """Events for the plan; a time phrase favours its window instead of hiding the rest.
+
+    "Why did the deploy fail last week?" should still find a failure logged
+    eight days ago, so with a query the window's events come first and the
+    others follow (each keeps its own score for the gate). Without a query the
+    window is all there is to go on, and selects.
+    """
+    query = plan.events_query or None
+    limit = plan.events_limit
+    if query is None or not plan.has_time_window:
+        hits = service.events.search(
+            query, since=plan.events_since, until=plan.events_until, limit=limit
+        )
+    else:
+        inside = service.events.search(
+            query, since=plan.events_since, until=plan.events_until, limit=limit
+        )
+        seen = {field_of(h, "id") for h in inside}
+        anywhere = service.events.search(query, limit=limit)
+        hits = inside + [h for h in anywhere if field_of(h, "id") not in seen]
+    if plan.events_recent and hits:
+        hits = _newest_favoured(hits)
     return [event_item(h) for h in hits]
+
+
+def _newest_favoured(hits: list[Any]) -> list[Any]:
+    times = [_moment(field_of(h, "occurred_at", "ts", "timestamp")) for h in hits]
+    newest = max((t for t in times if t is not None), default=None)
+    if newest is None:
+        return hits
+
+    def weight(pair: tuple[Any, datetime | None]) -> float:
+        hit, moment = pair
+        age = (newest - moment) if moment is not None else RECENT_HALF_LIFE * 4
+        return (score_of(hit) or 0.0) * 0.5 ** (age / RECENT_HALF_LIFE)
+
+    return [h for h, _ in sorted(zip(hits, times, strict=True), key=weight, reverse=True)]
+
+
+def _moment(value: Any) -> datetime | None:
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return datetime.fromtimestamp(float(value), UTC)
+    return None
 
 
 def search_code(service: Any, plan: EnrichmentPlan) -> list[ContextItem]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -20,7 +22,7 @@ def planner() -> HeuristicPlanner:
 
 
 def words(query: str) -> set[str]:
-    return set(query.lower().split())
+    return set(re.findall(r"[\w./-]+", query.lower()))
 
 
 @pytest.mark.parametrize(
@@ -84,8 +86,10 @@ def test_keeps_identifiers_paths_errors_and_drops_request_words(
     for term in kb_has:
         assert term in plan.kb_query, (term, plan.kb_query)
     for word in nowhere:
-        for query in (plan.kb_query, plan.code_query, plan.events_query):
+        for query in (plan.kb_query, plan.code_query):
             assert word not in words(query), (word, query)
+    # Events are searched with the prompt as said (measured on conversation memory).
+    assert plan.events_query == " ".join(prompt.split())
 
 
 def test_identifiers_raise_the_code_count(planner: HeuristicPlanner) -> None:
@@ -130,8 +134,14 @@ def test_time_phrases_become_a_utc_window(
 
 def test_time_phrase_is_not_searched_as_words(planner: HeuristicPlanner) -> None:
     plan = planner.plan("what did we decide about the database migration yesterday?")
-    assert words(plan.events_query) == {"decide", "database", "migration"}
-    assert "yesterday" not in plan.kb_query
+    assert {"decide", "database", "migration"} <= words(plan.events_query)
+    assert "yesterday" not in words(plan.events_query) | words(plan.kb_query)
+
+
+def test_last_and_latest_favour_recent_events(planner: HeuristicPlanner) -> None:
+    assert planner.plan("why did the last deploy fail?").events_recent
+    assert planner.plan("show the latest incident").events_recent
+    assert not planner.plan("why did the deploy fail?").events_recent
 
 
 def test_a_time_phrase_alone_still_asks_the_event_log(planner: HeuristicPlanner) -> None:

@@ -1,0 +1,138 @@
+"""How much of a query's wording a chunk holds: a number in [0, 1] that means the same in any store.
+
+Raw BM25 cannot be thresholded or mixed with cosine at a fixed weight: its IDF,
+``ln(N / df)``, grows with the store, so the same note scores near 0 among three
+notes and high among thousands. Two changes make it comparable across stores:
+
+- Each query term's IDF is smoothed with ``PRIOR_CHUNKS`` imaginary chunks that
+  lack it, ``ln((N + PRIOR_CHUNKS) / (df + 1))``: in a store of three notes the
+  terms weigh about the same, in a large store rare terms weigh more, and no
+  weight depends on a statistic that vanishes when the store is small.
+- A chunk's BM25 is divided by the BM25 of a chunk that holds every query term
+  once at typical length (each term's saturation capped at that level), so 1.0
+  means "all the query's words are here", 0.5 "words carrying half the query's
+  weight", whatever the store's size.
+
+Term counts come from tokenizing the candidates' text with the index's own
+tokenizer (a few microseconds per chunk, far cheaper than asking FTS5 for
+each candidate's positions); the store's size and total length come from the
+index (the ``fts_totals`` auxiliary function registered on every connection).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import apsw
+
+from .fts_query import query_terms
+
+#: BM25's term-frequency saturation and length normalisation (FTS5's own defaults).
+K1 = 1.2
+B = 0.75
+#: Imaginary chunks without the term, added to the store for IDF (see the module docstring).
+PRIOR_CHUNKS = 100
+#: The FTS5 tokenizer of ``chunks_fts``; query terms are stemmed with it to look up ``df``.
+TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])
+
+
+def register(conn: apsw.Connection) -> None:
+    """Add ``fts_totals(chunks_fts)``: ``"chunks tokens"`` of the whole index, read in O(1)."""
+    conn.register_fts5_function("fts_totals", _fts_totals)
+
+
+def _fts_totals(api: apsw.FTS5ExtensionApi, *args: apsw.SQLiteValue) -> str:
+    return f"{api.row_count} {api.column_total_size()}"
+
+
+@dataclass(frozen=True)
+class QueryWords:
+    """A query's searchable words, the FTS5 query that matches any of them, and their stems."""
+
+    match: str
+    stems: tuple[str, ...]
+
+    @classmethod
+    def of(cls, conn: apsw.Connection, query: str) -> QueryWords | None:
+        words = query_terms(query)
+        if not words:
+            return None
+        tokenize = conn.fts5_tokenizer(*TOKENIZER)
+        stems: list[str] = []
+        kept: list[str] = []
+        for word in words:
+            tokens = tokenize(word.encode(), apsw.FTS5_TOKENIZE_QUERY, None)
+            stem = str(tokens[0][2]) if tokens else word
+            if stem not in stems:  # "deploy" and "deploys" count once
+                stems.append(stem)
+                kept.append(word)
+        # Tokens are [^\W_]+, so they contain no double quote to escape.
+        return cls(" OR ".join(f'"{w}"' for w in kept), tuple(stems))
+
+
+def document_frequencies(conn: apsw.Connection, stems: Sequence[str]) -> list[int]:
+    """How many chunks hold each stem (0 for an unknown word), from the index's vocabulary."""
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_vocab "
+        "USING fts5vocab(main, chunks_fts, 'row')"
+    )
+    marks = ",".join("?" * len(stems))
+    found = dict(
+        conn.execute(f"SELECT term, doc FROM temp.chunks_fts_vocab WHERE term IN ({marks})", stems)
+    )
+    return [int(found.get(stem, 0)) for stem in stems]
+
+
+def idf(df: int, chunks: int) -> float:
+    """Smoothed inverse document frequency; positive for every term in every store."""
+    return math.log((chunks + PRIOR_CHUNKS) / (df + 1.0))
+
+
+def coverage(
+    counts: Sequence[int], length: int, mean_length: float, weights: Sequence[float]
+) -> float:
+    """BM25 of one chunk over the BM25 of a typical chunk holding each term once, in [0, 1]."""
+    norm = K1 * (1.0 - B + B * length / max(mean_length, 1.0))
+    total = 0.0
+    for tf, weight in zip(counts, weights, strict=True):
+        if tf:
+            # BM25's tf (K1+1) / (tf + norm) is 1 at tf = 1 in a typical chunk: the cap.
+            total += weight * min(tf * (K1 + 1.0) / (tf + norm), 1.0)
+    return total / sum(weights)
+
+
+def text_match(conn: apsw.Connection, query: str, ids: Sequence[int]) -> dict[int, float]:
+    """Each chunk's coverage of ``query``'s words (chunks holding none are left out)."""
+    words = QueryWords.of(conn, query)
+    if words is None or not ids:
+        return {}
+    totals = conn.execute(
+        "SELECT fts_totals(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1",
+        (words.match,),
+    ).fetchone()
+    if totals is None:  # no chunk holds any of the words
+        return {}
+    chunks, tokens = (int(v) for v in str(totals[0]).split())
+    mean_length = tokens / max(chunks, 1)
+    weights = [idf(df, chunks) for df in document_frequencies(conn, words.stems)]
+    position = {stem: i for i, stem in enumerate(words.stems)}
+    tokenize = conn.fts5_tokenizer(*TOKENIZER)
+    marks = ",".join("?" * len(ids))
+    result: dict[int, float] = {}
+    for chunk_id, text in conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", ids):
+        counts = [0] * len(position)
+        tokens_of = tokenize(
+            str(text).encode("utf-8", "replace"),
+            apsw.FTS5_TOKENIZE_DOCUMENT,
+            None,
+            include_offsets=False,
+        )
+        for token in tokens_of:
+            index = position.get(str(token[0]))
+            if index is not None:
+                counts[index] += 1
+        if any(counts):
+            result[int(chunk_id)] = coverage(counts, len(tokens_of), mean_length, weights)
+    return result

@@ -1,0 +1,72 @@
+"""Word coverage: a text score in [0, 1] that means the same in a small and a large store."""
+
+from __future__ import annotations
+
+import pytest
+
+from remembrances import Chunk, Store
+from remembrances.text_match import PRIOR_CHUNKS, QueryWords, idf, text_match
+
+
+def _coverage(store: Store, query: str) -> dict[str, float]:
+    with store.db.read() as conn:
+        ids = [r[0] for r in conn.execute("SELECT id FROM chunks")]
+        found = text_match(conn, query, ids)
+        sources = dict(conn.execute("SELECT id, source FROM chunks").fetchall())
+    return {sources[i]: v for i, v in found.items()}
+
+
+def test_all_words_count_one_and_none_are_left_out(store: Store) -> None:
+    store.put_source("kb", "both", [Chunk("Production deploys are frozen during the holidays.")])
+    store.put_source("kb", "one", [Chunk("Deploys run every Friday from the release branch.")])
+    store.put_source("kb", "none", [Chunk("The cafeteria serves pizza on Mondays.")])
+    found = _coverage(store, "when are deploys frozen?")
+    assert found["both"] == pytest.approx(1.0)
+    assert 0.3 < found["one"] < 0.7  # one of two words that weigh about the same
+    assert "none" not in found
+
+
+def test_a_chunks_coverage_barely_moves_as_unrelated_chunks_arrive(store: Store) -> None:
+    store.put_source("kb", "note", [Chunk("Production deploys are frozen during the holidays.")])
+    store.put_source("kb", "half", [Chunk("Deploys run every Friday from the release branch.")])
+    before = _coverage(store, "when are deploys frozen?")
+    store.put_source(
+        "kb",
+        "filler",
+        [Chunk(f"unrelated sentence number {i} about gardens and rivers") for i in range(500)],
+    )
+    after = _coverage(store, "when are deploys frozen?")
+    assert after["note"] == pytest.approx(before["note"])
+    assert abs(after["half"] - before["half"]) < 0.1
+
+
+def test_common_words_weigh_less_once_the_store_is_large() -> None:
+    assert idf(1, 3) == pytest.approx(idf(3, 3), rel=0.25)  # tiny store: about equal
+    assert idf(1, 100_000) > 3 * idf(20_000, 100_000)  # large store: rare words count
+    assert idf(0, 0) > 0 and PRIOR_CHUNKS > 0
+
+
+def test_a_word_and_its_plural_count_once(store: Store) -> None:
+    with store.db.read() as conn:
+        words = QueryWords.of(conn, "deploy deploys DEPLOYING frozen")
+    assert words is not None
+    assert words.stems == ("deploi", "frozen")  # porter stems
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["", "   ", '" OR "', "NEAR(a b) AND NOT c*", "' -- ; DROP TABLE chunks", "\x00\ud800", "?!"],
+)
+def test_hostile_queries_give_no_coverage_and_no_error(store: Store, query: str) -> None:
+    store.put_source("kb", "a", [Chunk("drop table near and not")])
+    found = _coverage(store, query)
+    assert all(0.0 <= v <= 1.0 for v in found.values())
+
+
+def test_many_candidates_at_once(store: Store) -> None:
+    store.put_source("kb", "many", [Chunk(f"deploy note {i}") for i in range(1500)])
+    with store.db.read() as conn:
+        ids = [r[0] for r in conn.execute("SELECT id FROM chunks")]
+        found = text_match(conn, "deploy", ids)
+    assert len(found) == 1500
+    assert all(0.0 < v <= 1.0 for v in found.values())
