@@ -161,7 +161,9 @@ def run_set(name: str, split: str, cache: Path | None, scratch: Path) -> Candida
                 fuse=fuse,
             )
             ms = 1000 * (time.perf_counter() - started) / len(data.queries)
-            print(row(f"{label} ({ms:.1f} ms/query)", score_rankings(ranks, data.qrels)), flush=True)
+            print(
+                row(f"{label} ({ms:.1f} ms/query)", score_rankings(ranks, data.qrels)), flush=True
+            )
         return candidates(store, data, kind, sources, data.name)
 
 

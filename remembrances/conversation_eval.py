@@ -362,5 +362,5 @@ def _search(service: RemembrancesService, method: str, question: str, limit: int
         limit=limit,
         kind="event",
         collection="events",
-        fuse="rrf" if method == "rrf" else "calibrated",
+        fuse="rrf" if method == "rrf" else "pointwise",
     )

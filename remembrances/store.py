@@ -39,9 +39,9 @@ from .errors import (
     SchemaVersionError,
 )
 from .fts_query import fts_query
-from .text_match import text_match
 from .records import Chunk, SearchResult, StoredChunk, WriteReport
 from .schema import STORE_MIGRATIONS, migrate, vec0_script
+from .text_match import text_match
 from .validation import check_text, check_unicode
 from .vector_index import VectorIndex
 
@@ -1068,7 +1068,9 @@ class Store:
         coverages = text_match(conn, query, ids)
         if mode == "text":
             ranked = [
-                fusion.Fused(i, coverages.get(i, 0.0), text_score=coverages.get(i, 0.0), text_rank=r)
+                fusion.Fused(
+                    i, coverages.get(i, 0.0), text_score=coverages.get(i, 0.0), text_rank=r
+                )
                 for r, (i, _) in enumerate(text_hits, start=1)
             ]
             return sorted(ranked, key=lambda f: (-f.score, f.text_rank or 0))

@@ -63,8 +63,10 @@ class QueryWords:
         stems: list[str] = []
         kept: list[str] = []
         for word in words:
-            tokens = tokenize(word.encode(), apsw.FTS5_TOKENIZE_QUERY, None)
-            stem = str(tokens[0][2]) if tokens else word
+            tokens = list(
+                tokenize(word.encode(), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False)
+            )
+            stem = str(tokens[0][0]) if tokens else word
             if stem not in stems:  # "deploy" and "deploys" count once
                 stems.append(stem)
                 kept.append(word)
@@ -123,11 +125,13 @@ def text_match(conn: apsw.Connection, query: str, ids: Sequence[int]) -> dict[in
     result: dict[int, float] = {}
     for chunk_id, text in conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", ids):
         counts = [0] * len(position)
-        tokens_of = tokenize(
-            str(text).encode("utf-8", "replace"),
-            apsw.FTS5_TOKENIZE_DOCUMENT,
-            None,
-            include_offsets=False,
+        tokens_of = list(
+            tokenize(
+                str(text).encode("utf-8", "replace"),
+                apsw.FTS5_TOKENIZE_DOCUMENT,
+                None,
+                include_offsets=False,
+            )
         )
         for token in tokens_of:
             index = position.get(str(token[0]))

@@ -230,7 +230,7 @@ def _newest_favoured(hits: list[Any]) -> list[Any]:
     def weight(pair: tuple[Any, datetime | None]) -> float:
         hit, moment = pair
         age = (newest - moment) if moment is not None else RECENT_HALF_LIFE * 4
-        return (score_of(hit) or 0.0) * 0.5 ** (age / RECENT_HALF_LIFE)
+        return float((score_of(hit) or 0.0) * 0.5 ** (age / RECENT_HALF_LIFE))
 
     return [h for h, _ in sorted(zip(hits, times, strict=True), key=weight, reverse=True)]
 

@@ -36,8 +36,11 @@ QUESTIONS = {
 }
 DEPLOY_EVENTS = [
     ("deploy", "Deployed 2.2 to production without issues.", timedelta(days=9)),
-    ("deploy", "Rolled back the 2.3 deploy because the cache warm-up crashed the API pods.",
-     timedelta(days=1)),
+    (
+        "deploy",
+        "Rolled back the 2.3 deploy because the cache warm-up crashed the API pods.",
+        timedelta(days=1),
+    ),
 ]
 #: Prompts with a known answer: (prompt, section of the block, text the section must hold).
 RELEVANT = [

@@ -11,20 +11,88 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pydoc_data.topics
 import re
 
-import pydoc_data.topics
-
-MODULES = (
-    "argparse asyncio base64 collections concurrent.futures contextlib csv dataclasses datetime "
-    "decimal difflib email.message enum fractions ftplib functools gzip hashlib heapq hmac "
-    "http.client http.server imaplib inspect io ipaddress itertools json logging mailbox "
-    "multiprocessing numbers operator os pathlib pickle platform plistlib poplib pprint queue "
-    "random re sched secrets selectors shelve shlex shutil signal smtplib socket socketserver "
-    "sqlite3 ssl statistics string struct subprocess tarfile tempfile textwrap threading "
-    "tkinter timeit tokenize traceback types typing unittest urllib.parse urllib.request uuid "
-    "warnings weakref xml.dom.minidom xml.etree.ElementTree zipfile zoneinfo"
-).split()
+MODULES = [
+    "argparse",
+    "asyncio",
+    "base64",
+    "collections",
+    "concurrent.futures",
+    "contextlib",
+    "csv",
+    "dataclasses",
+    "datetime",
+    "decimal",
+    "difflib",
+    "email.message",
+    "enum",
+    "fractions",
+    "ftplib",
+    "functools",
+    "gzip",
+    "hashlib",
+    "heapq",
+    "hmac",
+    "http.client",
+    "http.server",
+    "imaplib",
+    "inspect",
+    "io",
+    "ipaddress",
+    "itertools",
+    "json",
+    "logging",
+    "mailbox",
+    "multiprocessing",
+    "numbers",
+    "operator",
+    "os",
+    "pathlib",
+    "pickle",
+    "platform",
+    "plistlib",
+    "poplib",
+    "pprint",
+    "queue",
+    "random",
+    "re",
+    "sched",
+    "secrets",
+    "selectors",
+    "shelve",
+    "shlex",
+    "shutil",
+    "signal",
+    "smtplib",
+    "socket",
+    "socketserver",
+    "sqlite3",
+    "ssl",
+    "statistics",
+    "string",
+    "struct",
+    "subprocess",
+    "tarfile",
+    "tempfile",
+    "textwrap",
+    "threading",
+    "timeit",
+    "tokenize",
+    "traceback",
+    "types",
+    "unittest",
+    "urllib.parse",
+    "urllib.request",
+    "uuid",
+    "warnings",
+    "weakref",
+    "xml.dom.minidom",
+    "xml.etree.ElementTree",
+    "zipfile",
+    "zoneinfo",
+]
 
 
 def _paragraphs() -> list[str]:
@@ -32,7 +100,7 @@ def _paragraphs() -> list[str]:
     for name in MODULES:
         try:
             module = importlib.import_module(name)
-        except ImportError:  # tkinter may be missing
+        except ImportError:  # a module this Python lacks
             continue
         for _, member in sorted(vars(module).items()):
             members = [member]
