@@ -131,6 +131,8 @@ def run_set(name: str, split: str, cache: Path | None, scratch: Path) -> Candida
     kind = SETS[name][0]
     data = load_beir(EVAL_DIR / name, split=split)
     db = (cache or scratch) / f"{name}.db"
+    if cache:  # the code indexer remembers the folder it indexed
+        scratch = cache / f"{name}-files"
     embedder = create("local")
     with Store(db, embedder=embedder) as store:
         started = time.perf_counter()
@@ -172,7 +174,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, help="keep and reuse store files in this folder")
     parser.add_argument("--fit", action="store_true", help="fit the fusion on train/dev splits")
     parser.add_argument("--quick", action="store_true", help="accepted for `make bench`; no-op")
+    parser.add_argument("--eval", type=Path, help="the eval sets' folder (default ../shared/eval)")
     args = parser.parse_args(argv)
+    global EVAL_DIR
+    EVAL_DIR = args.eval or EVAL_DIR
     if not EVAL_DIR.is_dir():
         print(f"skipped: {EVAL_DIR} is absent (see benchmarks/results/quality.md)")
         return 0
