@@ -45,7 +45,10 @@ def test_model_load_in_a_fresh_process_does_not_drop_the_sources(tmp_path: Path)
         )
         result = enricher.enrich("how should we handle HTTP 429 rate limits from the payment API?")
         assert result.dropped == {}, result.dropped
-        assert "Knowledge base" in result.text
+        # Every source answered in time (what the hash embedder's scores let through
+        # the gate is not this test's concern).
+        assert {"kb_ms", "events_ms", "code_ms"} <= set(result.timings), result.timings
+        assert result.text.startswith("Relevant memory")
         assert result.timings["warm_ms"] >= 600
         assert svc.store._index is not None and svc.store._index.loaded
         enricher.close()
