@@ -260,13 +260,15 @@ def test_a_question_naming_a_speaker_prefers_their_turns(events: EventLog) -> No
         ],
         session="s",
     )
+    # Hybrid: text mode's score is word coverage, 1.0 for both turns here, and a
+    # boosted 1.0 stays 1.0.
     for name in ("Melanie", "Caroline"):
-        hits = events.search(f"when did {name.lower()} paint a sunrise?", mode="text")
+        hits = events.search(f"when did {name.lower()} paint a sunrise?")
         assert hits[0].subject == name
         assert hits[0].score is not None and hits[1].score is not None
         assert hits[0].score > hits[1].score
-    both = events.search("did Melanie and Caroline paint a sunrise?", mode="text")
-    assert both[0].score == both[1].score  # two speakers named: no preference
+    both = events.search("did Melanie and Caroline paint a sunrise?")
+    assert both[0].score == pytest.approx(both[1].score, abs=0.01)  # two named: no preference
 
 
 def test_a_turn_gains_from_a_matching_neighbour() -> None:
