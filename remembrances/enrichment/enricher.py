@@ -208,7 +208,10 @@ class ContextEnricher:
             threshold = config.min_score_for(source)
             items = [i for i in found.get(source, []) if i.text.strip()]
             scores = [i.score for i in items if i.score is not None]
-            if scores and max(scores) < threshold:
+            # Unscored items (a named symbol's definition, events listed by time) are
+            # certain matches: they let the source speak whatever its search scored.
+            certain = any(i.score is None for i in items)
+            if scores and not certain and max(scores) < threshold:
                 ranked[source] = []
                 continue
             kept = []
