@@ -222,6 +222,29 @@ def format_results(results: Iterable[Any], style: Style = "text", **options: Any
     raise InvalidInputError(f"style must be 'text', 'xml' or 'json', not {style!r}")
 
 
+#: Fields a client never needs: vectors and hashes (the CLI and the HTTP API hide them).
+HIDDEN_FIELDS = frozenset({"embedding", "vector", "vectors", "content_hash", "embed_text"})
+
+
+def record_fields(obj: Any) -> dict[Any, Any]:
+    """The public fields of any record the library returns (a bare value as ``value``).
+
+    Unlike :func:`as_record` it accepts anything, so the CLI and the HTTP API can
+    print whatever a call returned; each then converts the values its own way.
+    """
+    if isinstance(obj, Mapping):
+        data = dict(obj)
+    elif hasattr(obj, "to_dict"):
+        data = dict(obj.to_dict())
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        data = dataclasses.asdict(obj)
+    elif hasattr(obj, "__dict__"):
+        data = {k: v for k, v in vars(obj).items() if not k.startswith("_")}
+    else:
+        return {"value": obj}
+    return {k: v for k, v in data.items() if k not in HIDDEN_FIELDS}
+
+
 #: Record fields that hold a time: every interface shows them as ISO 8601 UTC.
 TIME_FIELDS = frozenset(
     {"ts", "at", "created_at", "updated_at", "indexed_at", "recorded_at", "occurred_at"}

@@ -2,33 +2,19 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from ..formatting import TIME_FIELDS, iso_time
+from ..formatting import TIME_FIELDS, iso_time, record_fields
 from .output import Output, snippet, when
-
-#: Fields an agent or a script never needs: internal ids and vectors.
-HIDDEN = frozenset({"embedding", "vector", "vectors", "content_hash", "embed_text"})
 
 
 def record(obj: Any) -> dict[str, Any]:
-    """A plain dict for any record the library returns."""
-    if isinstance(obj, Mapping):
-        data = dict(obj)
-    elif hasattr(obj, "to_dict"):
-        data = dict(obj.to_dict())
-    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        data = dataclasses.asdict(obj)
-    elif hasattr(obj, "__dict__"):
-        data = {k: v for k, v in vars(obj).items() if not k.startswith("_")}
-    else:
-        return {"value": obj}
-    return {k: iso_time(v) if k in TIME_FIELDS else v for k, v in data.items() if k not in HIDDEN}
+    """A plain dict for any record the library returns, its times as ISO 8601 text."""
+    return {k: iso_time(v) if k in TIME_FIELDS else v for k, v in record_fields(obj).items()}
 
 
 def records(items: Iterable[Any]) -> list[dict[str, Any]]:

@@ -12,23 +12,12 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-#: Fields a client never needs: vectors and hashes (the CLI hides the same ones).
-HIDDEN = frozenset({"embedding", "vector", "vectors", "content_hash", "embed_text"})
+from ..formatting import record_fields
 
 
 def record(obj: Any) -> Any:
     """One record (dataclass, report, mapping) as a JSON object without its internals."""
-    if isinstance(obj, Mapping):
-        data = dict(obj)
-    elif hasattr(obj, "to_dict"):
-        data = dict(obj.to_dict())
-    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        data = dataclasses.asdict(obj)
-    elif hasattr(obj, "__dict__"):
-        data = {k: v for k, v in vars(obj).items() if not k.startswith("_")}
-    else:
-        return {"value": jsonable(obj)}
-    return {str(k): jsonable(v) for k, v in data.items() if k not in HIDDEN}
+    return {str(k): jsonable(v) for k, v in record_fields(obj).items()}
 
 
 def records(items: Any) -> list[Any]:
