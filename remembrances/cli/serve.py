@@ -3,24 +3,32 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
-from .app import State, cli, pass_state
+from ..http.guard import MAX_BODY_BYTES  # the standard library only
+from .app import F, State, cli, pass_state
+
+
+def allow_root_option(what: str) -> Callable[[F], F]:
+    """``--allow-root``: both servers read files only under these directories."""
+    return click.option(
+        "--allow-root",
+        "roots",
+        multiple=True,
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        help=f"A directory the ingest/index {what} may read (repeatable) "
+        "[default: the current directory].",
+    )
 
 
 @cli.command(
     "serve-mcp",
     epilog="Example:  remembrances --db ~/notes/memory.db serve-mcp --allow-root ~/code",
 )
-@click.option(
-    "--allow-root",
-    "roots",
-    multiple=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="A directory the ingest/index tools may read (repeatable) [default: the current directory].",
-)
+@allow_root_option("tools")
 @click.option(
     "--http",
     is_flag=True,
@@ -59,17 +67,11 @@ def serve_mcp(state: State, roots: tuple[Path, ...], http: bool, port: int) -> N
     help="Bearer token every request must send [default: $REMEMBRANCES_TOKEN]; "
     "required unless the host is a loopback address.",
 )
-@click.option(
-    "--allow-root",
-    "roots",
-    multiple=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="A directory the ingest/index routes may read (repeatable) [default: the current directory].",
-)
+@allow_root_option("routes")
 @click.option(
     "--max-body-bytes",
     type=click.IntRange(min=1),
-    default=16 * 1024 * 1024,
+    default=MAX_BODY_BYTES,
     show_default=True,
     help="Largest request body accepted (larger ones get 413).",
 )

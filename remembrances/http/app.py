@@ -23,12 +23,9 @@ from ..service import RemembrancesService
 from . import models as m
 from .encode import jsonable, record, records
 from .errors import body, one_line, status_for
-from .guard import Guard
+from .guard import MAX_BODY_BYTES, Guard
 
 log = logging.getLogger(__name__)
-
-#: The default cap on a request body: a large document fits, a runaway upload does not.
-MAX_BODY_BYTES = 16 * 1024 * 1024
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": m.Error, "description": description}

@@ -20,6 +20,9 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
+#: The default cap on a request body: a large document fits, a runaway upload does not.
+MAX_BODY_BYTES = 16 * 1024 * 1024
+
 #: Paths answered without a token: a load balancer or a hook may probe them.
 OPEN_PATHS = frozenset({"/health"})
 

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 
 from ..errors import InvalidInputError, RemembrancesError
 from ..service import RemembrancesService
-from .app import MAX_BODY_BYTES, build_app
+from .app import build_app
+from .guard import MAX_BODY_BYTES
 
 
 def is_loopback(host: str) -> bool:
