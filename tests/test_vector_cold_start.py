@@ -103,8 +103,17 @@ def test_cold_first_search_equals_warm(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     build(path)
     queries = ["source 4 chunk 3", "words5", "chunk 12 source 27"]
+    rows_path = tmp_path / "rows.db"  # the same file, with vec0 tables it cannot read
+    rows_path.write_bytes(path.read_bytes())
+    conn = apsw.Connection(str(rows_path))
+    conn.execute("UPDATE chunks_vec_info SET value = 'v9.0.0' WHERE key = 'CREATE_VERSION'")
+    conn.close()
+    with Store(rows_path, embedder=HashEmbedder(DIM)) as from_rows:
+        want = [from_rows.search(q, mode="vector", limit=10) for q in queries]
+        assert from_rows._index is not None and from_rows._index.loaded_from == "rows"
     with Store(path, embedder=HashEmbedder(DIM)) as cold:
         first = [cold.search(q, mode="vector", limit=10) for q in queries]
+        assert cold._index is not None and cold._index.loaded_from == "vec0"
         again = [cold.search(q, mode="vector", limit=10) for q in queries]
         with cold.transaction() as conn:  # after a write the index catches up from the log
             conn.execute("DELETE FROM chunks WHERE id = ?", (first[0][0].id,))
@@ -113,6 +122,9 @@ def test_cold_first_search_equals_warm(tmp_path: Path) -> None:
         [(h.id, h.score) for h in r] for r in again
     ]
     assert first[0][0].id not in [h.id for h in after] and len(after) == 10
+    assert [[(h.id, h.score) for h in r] for r in first] == [
+        [(h.id, h.score) for h in r] for r in want
+    ]
 
 
 @pytest.mark.parametrize(
