@@ -56,9 +56,10 @@ def build_app(
 ) -> Guard:
     """An ASGI app over ``svc``: routes that read files accept paths under ``roots`` only."""
     allowed = AllowedRoots(roots)
+    served_version = _version()  # read once: /health is probed often
     api = FastAPI(
         title="remembrances",
-        version=_version(),
+        version=served_version,
         description="Memory for AI agents in one SQLite file: a knowledge base, an event "
         "log and a code index, searchable by meaning and by words. Errors are JSON "
         '`{"error": "<ErrorClass>", "message": "<one line>"}`.',
@@ -105,7 +106,7 @@ def build_app(
     @api.get("/health", response_model=m.Health, tags=["server"])
     def health() -> dict[str, str]:
         """Whether the server is up (no token needed)."""
-        return {"status": "ok", "version": _version()}
+        return {"status": "ok", "version": served_version}
 
     # -- everything -----------------------------------------------------------------
 
