@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from .conftest import REPO
+from .conftest import REPO, ServerFactory
 
 HEAVY = ("numpy", "apsw", "sqlite_vec", "onnxruntime", "tokenizers", "fastapi", "mcp", "email")
 
@@ -22,3 +22,22 @@ def test_importing_the_cli_loads_no_store_model_or_server() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )
     assert json.loads(done.stdout) == []
+
+
+def test_enrich_through_a_server_loads_no_store_model_or_server(serve: ServerFactory) -> None:
+    server = serve()
+    heavy = [m for m in HEAVY if m != "email"]  # the client's http.client needs email
+    code = (
+        "import atexit, json, sys\n"
+        f"atexit.register(lambda: print(json.dumps([m for m in {heavy!r} if m in sys.modules])))\n"
+        "from remembrances.cli import main\n"
+        "main()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "REMEMBRANCES_URL": server.url}
+    env.pop("REMEMBRANCES_TOKEN", None)
+    done = subprocess.run(
+        [sys.executable, "-c", code, "enrich", "how do uploads retry?"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
