@@ -127,9 +127,11 @@ def row(name: str, m: Metrics) -> str:
     return f"| {name} | {m.ndcg:.3f} | {m.recall:.3f} | {m.mrr:.3f} |"
 
 
-def run_set(name: str, split: str, cache: Path | None, scratch: Path) -> Candidates:
+def run_set(
+    name: str, split: str, cache: Path | None, scratch: Path, eval_dir: Path = EVAL_DIR
+) -> Candidates:
     kind = SETS[name][0]
-    data = load_beir(EVAL_DIR / name, split=split)
+    data = load_beir(eval_dir / name, split=split)
     db = (cache or scratch) / f"{name}.db"
     if cache:  # the code indexer remembers the folder it indexed
         scratch = cache / f"{name}-files"
@@ -174,12 +176,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, help="keep and reuse store files in this folder")
     parser.add_argument("--fit", action="store_true", help="fit the fusion on train/dev splits")
     parser.add_argument("--quick", action="store_true", help="accepted for `make bench`; no-op")
-    parser.add_argument("--eval", type=Path, help="the eval sets' folder (default ../shared/eval)")
+    parser.add_argument("--eval", type=Path, default=EVAL_DIR, help="the eval sets' folder")
     args = parser.parse_args(argv)
-    global EVAL_DIR
-    EVAL_DIR = args.eval or EVAL_DIR
-    if not EVAL_DIR.is_dir():
-        print(f"skipped: {EVAL_DIR} is absent (see benchmarks/results/quality.md)")
+    if not args.eval.is_dir():
+        print(f"skipped: {args.eval} is absent (see benchmarks/results/quality.md)")
         return 0
     if args.cache:
         args.cache.mkdir(parents=True, exist_ok=True)
@@ -187,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         scratch = Path(tmp)
         for name, (kind, train) in SETS.items():
             split = train if args.fit else "test"
-            cands = run_set(name, split, args.cache, scratch)
+            cands = run_set(name, split, args.cache, scratch, args.eval)
             if args.fit:
                 fit(cands, f"{name} ({kind})")
     return 0

@@ -11,6 +11,7 @@ more and rarer words higher.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -178,7 +179,10 @@ def query_terms(text: str, *, split_identifiers: bool = True) -> list[str]:
 def fts_query(text: str, *, split_identifiers: bool = True) -> str | None:
     """A valid FTS5 query for ``text``, or None when it holds no searchable word."""
     terms = query_terms(text, split_identifiers=split_identifiers)
-    if not terms:
-        return None
+    return match_any(terms) if terms else None
+
+
+def match_any(terms: Sequence[str]) -> str:
+    """The FTS5 query matching any of ``terms`` (words from :func:`query_terms`)."""
     # Tokens are [^\W_]+, so they contain no double quote to escape.
     return " OR ".join(f'"{t}"' for t in terms)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import apsw
 
-from .fts_query import query_terms
+from .fts_query import match_any, query_terms
 
 #: BM25's term-frequency saturation and length normalisation (FTS5's own defaults).
 K1 = 1.2
@@ -39,8 +39,17 @@ TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])
 
 
 def register(conn: apsw.Connection) -> None:
-    """Add ``fts_totals(chunks_fts)``: ``"chunks tokens"`` of the whole index, read in O(1)."""
+    """Add ``fts_totals(chunks_fts)`` (``"chunks tokens"`` of the whole index, read in
+    O(1)) and ``temp.chunks_fts_vocab`` (each term's chunk count) to ``conn``.
+
+    The vocabulary table lives in the connection's temp schema: nothing is
+    written to the file, and it can be made before ``chunks_fts`` exists.
+    """
     conn.register_fts5_function("fts_totals", _fts_totals)
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_vocab "
+        "USING fts5vocab(main, chunks_fts, 'row')"
+    )
 
 
 def _fts_totals(api: apsw.FTS5ExtensionApi, *args: apsw.SQLiteValue) -> str:
@@ -55,11 +64,11 @@ class QueryWords:
     stems: tuple[str, ...]
 
     @classmethod
-    def of(cls, conn: apsw.Connection, query: str) -> QueryWords | None:
+    def of(cls, tokenize: apsw.FTS5Tokenizer, query: str) -> QueryWords | None:
+        """``tokenize`` is the index's tokenizer (``conn.fts5_tokenizer(*TOKENIZER)``)."""
         words = query_terms(query)
         if not words:
             return None
-        tokenize = conn.fts5_tokenizer(*TOKENIZER)
         stems: list[str] = []
         kept: list[str] = []
         for word in words:
@@ -70,16 +79,11 @@ class QueryWords:
             if stem not in stems:  # "deploy" and "deploys" count once
                 stems.append(stem)
                 kept.append(word)
-        # Tokens are [^\W_]+, so they contain no double quote to escape.
-        return cls(" OR ".join(f'"{w}"' for w in kept), tuple(stems))
+        return cls(match_any(kept), tuple(stems))
 
 
 def document_frequencies(conn: apsw.Connection, stems: Sequence[str]) -> list[int]:
     """How many chunks hold each stem (0 for an unknown word), from the index's vocabulary."""
-    conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_vocab "
-        "USING fts5vocab(main, chunks_fts, 'row')"
-    )
     marks = ",".join("?" * len(stems))
     found = dict(
         conn.execute(f"SELECT term, doc FROM temp.chunks_fts_vocab WHERE term IN ({marks})", stems)
@@ -107,7 +111,8 @@ def coverage(
 
 def text_match(conn: apsw.Connection, query: str, ids: Sequence[int]) -> dict[int, float]:
     """Each chunk's coverage of ``query``'s words (chunks holding none are left out)."""
-    words = QueryWords.of(conn, query)
+    tokenize = conn.fts5_tokenizer(*TOKENIZER)
+    words = QueryWords.of(tokenize, query)
     if words is None or not ids:
         return {}
     totals = conn.execute(
@@ -120,7 +125,6 @@ def text_match(conn: apsw.Connection, query: str, ids: Sequence[int]) -> dict[in
     mean_length = tokens / max(chunks, 1)
     weights = [idf(df, chunks) for df in document_frequencies(conn, words.stems)]
     position = {stem: i for i, stem in enumerate(words.stems)}
-    tokenize = conn.fts5_tokenizer(*TOKENIZER)
     marks = ",".join("?" * len(ids))
     result: dict[int, float] = {}
     for chunk_id, text in conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", ids):

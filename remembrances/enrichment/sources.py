@@ -99,24 +99,28 @@ def _heading(value: Any) -> str:
 
 def format_time(value: Any) -> str:
     """An event time as ``YYYY-MM-DD HH:MM UTC`` (accepts datetime, epoch or ISO text)."""
-    moment: datetime | None = None
+    moment = _moment(value)
+    if moment is None:  # unreadable text is shown as it is
+        return value.strip() if isinstance(value, str) else ""
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _moment(value: Any) -> datetime | None:
+    """An aware datetime from a datetime, epoch seconds or ISO text; None if unreadable."""
     if isinstance(value, datetime):
-        moment = value if value.tzinfo else value.replace(tzinfo=UTC)
-    elif isinstance(value, int | float) and not isinstance(value, bool) and value == value:
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
         try:
-            moment = datetime.fromtimestamp(float(value), UTC)
+            return datetime.fromtimestamp(float(value), UTC)
         except (OverflowError, OSError, ValueError):
-            return ""
-    elif isinstance(value, str) and value.strip():
+            return None
+    if isinstance(value, str) and value.strip():
         try:
             moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         except ValueError:
-            return value.strip()
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-    if moment is None:
-        return ""
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+            return None
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return None
 
 
 def kb_item(hit: Any) -> ContextItem:
@@ -233,14 +237,6 @@ def _newest_favoured(hits: list[Any]) -> list[Any]:
         return float((score_of(hit) or 0.0) * 0.5 ** (age / RECENT_HALF_LIFE))
 
     return [h for h, _ in sorted(zip(hits, times, strict=True), key=weight, reverse=True)]
-
-
-def _moment(value: Any) -> datetime | None:
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(float(value), UTC)
-    return None
 
 
 def search_code(service: Any, plan: EnrichmentPlan) -> list[ContextItem]:
