@@ -36,7 +36,7 @@ from .store import Store
 ANSWERABLE = frozenset({1, 2, 3, 4})
 METHODS = ("bm25", "vector", "rrf", "events.search")
 LABELS = {
-    "bm25": "plain BM25 (FTS5, OR of the question's words)",
+    "bm25": "text (FTS5 BM25's top hits ranked by word coverage)",
     "vector": "vector cosine",
     "rrf": "RRF k=60 of the two",
     "events.search": "events.search(question) (default hybrid)",
