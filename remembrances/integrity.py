@@ -235,14 +235,18 @@ def diagnose(path: str | os.PathLike[str]) -> CheckReport:
         )
         tables = _tables(conn)
         for table in SALVAGED:
-            if table in tables:
-                report.readable[table] = sum(1 for _ in _readable_rows(conn, table, ["1"]))
-        report.chunks = report.readable.get("chunks", 0)
-        report.vectors = (
-            sum(1 for (blob,) in _readable_rows(conn, "chunks", ["embedding"]) if blob is not None)
-            if "chunks" in tables
-            else 0
-        )
+            if table not in tables:
+                continue
+            # chunks: rows and vectors counted in the same pass over the readable pages
+            column = "embedding IS NOT NULL" if table == "chunks" else "1"
+            try:
+                flags = [flag for (flag,) in _readable_rows(conn, table, [column])]
+            except _Unreadable:
+                flags = []
+                report.problems.append(f"no row of {table} can be read")
+            report.readable[table] = len(flags)
+            if table == "chunks":
+                report.chunks, report.vectors = len(flags), sum(flags)
     finally:
         conn.close()
     return report

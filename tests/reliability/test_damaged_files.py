@@ -173,3 +173,17 @@ def test_recover_logs_events_again_when_their_chunks_were_lost(tmp_path: Path) -
         assert memory.events.count() == 5
         hits = memory.events.search("event 3 happened", limit=1)
         assert hits and hits[0].content == "event 3 happened" and hits[0].subject == "ops"
+
+
+def test_check_diagnoses_damage_in_a_without_rowid_table(tmp_path: Path) -> None:
+    # embedding_cache has no rowid: its rows are read in one go, which damage stops
+    path = tmp_path / "cache.db"
+    _memory(path)
+    _damage(path, "embedding_cache")
+    result = _run(path, "check", "--json")
+    assert result.exit_code == 1, result.output
+    assert "unexpected" not in result.output
+    data = json.loads(result.stdout)
+    assert data["damaged"] is True and data["ok"] is False
+    assert data["readable"]["kb_documents"] == DOCS
+    assert any("embedding_cache" in p for p in data["problems"]), data["problems"]
