@@ -372,12 +372,17 @@ class KnowledgeBase:
         if not self._has_tables:
             raise NotFoundError(f"no document {spelling!r} in collection {collection!r}")
         with self.store.snapshot() as conn:
+            # The usual case, the source itself, by key: get() and delete() pass here.
+            exact = conn.execute(
+                "SELECT 1 FROM kb_documents WHERE collection = ? AND source = ?",
+                (collection, spelling),
+            ).fetchone()
+            if exact is not None:
+                return spelling
             rows = conn.execute(
                 "SELECT source, path FROM kb_documents WHERE collection = ?", (collection,)
             ).fetchall()
         sources = [str(r[0]) for r in rows]
-        if spelling in sources:
-            return spelling
         wanted = spelling.replace("\\", "/").removeprefix("./")
         try:
             on_disk = str(Path(spelling).expanduser().resolve()) if spelling else ""
