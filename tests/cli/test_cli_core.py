@@ -61,13 +61,6 @@ def test_unknown_embedder_is_a_user_error(run: Run) -> None:
     assert "Traceback" not in result.output
 
 
-def test_wrong_embedder_for_the_file_says_how_to_reembed(run: Run) -> None:
-    run("init")
-    result = run("--embedder", "hash:32", "stats")
-    assert result.exit_code == 1
-    assert "reembed" in result.stderr
-
-
 def _seed(path: Path) -> None:
     with Store(path, embedder=HashEmbedder(64)) as store:
         store.put_source("note", "deploy", [Chunk("We deploy with make ship on Fridays.")])

@@ -19,6 +19,7 @@ def test_embedder_mismatch_says_which_option_to_pass(run: Run) -> None:
     run("init")
     result = run("--embedder", "hash:32", "stats")
     assert result.exit_code == 1
+    assert "reembed" in result.stderr  # or how to move the file to the new embedder
     assert "--embedder hash:64" in result.stderr
     assert "embedder='hash:64'" not in result.stderr and "in Python" not in result.stderr
 
