@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidInputError
-from ..validation import check_unicode
+from ..validation import check_text, check_unicode
 from .times import to_utc
 
 MAX_CONTENT_CHARS = 1_000_000
@@ -49,15 +49,10 @@ class Turn:
 
 
 def scope_name(value: Any, what: str) -> str:
-    """A session or user id: a short, non-blank string."""
-    if not isinstance(value, str):
-        raise InvalidInputError(f"{what} must be a string, not {type(value).__name__}")
-    value = value.strip()
-    if not value:
-        raise InvalidInputError(f"{what} is empty")
-    if len(value) > MAX_NAME_CHARS:
-        raise InvalidInputError(f"{what} is longer than {MAX_NAME_CHARS} characters")
-    return check_unicode(value, what)
+    """A session or user id: a short, non-blank string, without surrounding blanks."""
+    if isinstance(value, str):
+        value = value.strip()
+    return check_text(value, what, limit=MAX_NAME_CHARS)
 
 
 def _name(value: Any, what: str) -> str:

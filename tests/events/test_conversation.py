@@ -220,6 +220,8 @@ def test_hostile_messages_raise_one_error_and_write_nothing(
         ({"session": ""}, "session is empty"),
         ({"session": 5}, "session must be a string"),
         ({"session": "s", "user": " "}, "user is empty"),
+        ({"session": "s" * 257}, "session is 257 characters; the limit is 256"),
+        ({"session": "s", "user": "bad \udcff"}, "user is not valid Unicode"),
         ({"session": "s", "at": "soon"}, "not an ISO 8601 time"),
         ({"session": "s", "metadata": ["x"]}, "metadata must be a mapping"),
     ],
