@@ -43,8 +43,6 @@ SPEAKER_BOOST = 1.5
 NEIGHBOUR_WEIGHT = 0.4
 #: More distinct speakers than this and the query is not matched against them.
 MAX_SPEAKERS = 1000
-#: Turns embedded between two progress reports of log_conversation.
-PROGRESS_STEP = 64
 
 _COLUMNS = (
     "id, subject, content, metadata, occurred_us, recorded_us, session, position, role, user_id"
@@ -311,7 +309,8 @@ class EventLog:
         (default now). Logging the session again adds only the turns not yet
         stored (see :func:`conversation.new_turns`). Every message is checked
         first: one bad message raises :class:`InvalidInputError` and nothing is
-        written. ``progress(done, total)`` is called as turns are embedded.
+        written. ``progress(done, total)`` is called as turns are embedded (turns
+        whose text is in the embedding cache are not counted).
         """
         session = scope_name(session, "session")
         user = None if user is None else scope_name(user, "user")
@@ -347,11 +346,7 @@ class EventLog:
                     rows, previous, strict=True
                 )
             ]
-            prepared: builtins.list[Any] = []
-            for begin in range(0, len(chunks), PROGRESS_STEP):
-                prepared.extend(self.store.prepare(chunks[begin : begin + PROGRESS_STEP]).chunks)
-                if progress is not None:
-                    progress(min(begin + PROGRESS_STEP, len(chunks)), len(chunks))
+            prepared = self.store.prepare(chunks, progress=progress).chunks
             recorded_us = to_micros(recorded)
             with self._write_lock, self.store.transaction() as conn:
                 (count,) = conn.execute(
