@@ -31,4 +31,10 @@ EVENTS_MIGRATIONS: tuple[str, ...] = (
         WHERE session IS NOT NULL;
     CREATE INDEX events_user ON events (user_id, occurred_us) WHERE user_id IS NOT NULL;
     """,
+    # 3: the speakers of the turns, which every search over turns reads to match a
+    # question's names against; covering, so it reads no event rows (50k turns:
+    # about 7x faster).
+    """
+    CREATE INDEX events_turn_speakers ON events (subject, role) WHERE session IS NOT NULL;
+    """,
 )
