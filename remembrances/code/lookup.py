@@ -418,12 +418,21 @@ class CodeLookup:
         return out
 
 
+def source_lines(data: bytes) -> list[str]:
+    """A file's lines as the parser numbers them: split at "\\n" only.
+
+    (``str.splitlines`` also breaks at form feeds and other separators, which
+    shifts every line after them.)
+    """
+    return [line.removesuffix("\r") for line in data.decode("utf-8", "replace").split("\n")]
+
+
 def _current_lines(path: Path, stored_hash: str) -> tuple[list[str], bool]:
     try:
         data = path.read_bytes()
     except OSError:
         return [], True
-    return data.decode("utf-8", "replace").splitlines(), file_hash(data) != stored_hash
+    return source_lines(data), file_hash(data) != stored_hash
 
 
 def _time(value: Any) -> datetime | None:

@@ -21,6 +21,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
+from ..code.lookup import source_lines
 from .plan import EnrichmentPlan
 from .sources import ContextItem, SourceSearch, code_item
 
@@ -218,11 +219,10 @@ def _source_lines(root: str | None, path: str, start: int, end: int) -> str:
     if root is None:
         return ""
     try:
-        with open(Path(root) / path, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
+        data = (Path(root) / path).read_bytes()
     except OSError:
         return ""
-    return "\n".join(lines[start - 1 : end])
+    return "\n".join(source_lines(data)[start - 1 : end])
 
 
 def _uses_item(code: Any, project: str, name: str) -> list[ContextItem]:

@@ -106,3 +106,22 @@ def test_hit_code_keeps_the_first_lines_indentation_and_long_code_says_what_is_c
     result = CliRunner().invoke(cli, ["--db", code.store.path, "code", "search", "marker_05"])
     assert result.exit_code == 0, result.output
     assert "more lines (to line" in result.stdout  # the class is longer than a hit shows
+
+
+FORM_FEED_SOURCE = (
+    "# section one\n\x0c\n# section two\n\n"
+    "def target_function():\n    return helper_call()\n\n"
+    "def helper_call():\n    return 1\n"
+)
+
+
+def test_references_show_the_parsers_lines_after_a_form_feed(
+    code: CodeIndexer, tmp_path: Path
+) -> None:
+    """A form feed is not a line break for the parser, so not for the line text either."""
+    repo = tmp_path / "app"
+    repo.mkdir()
+    (repo / "m.py").write_text(FORM_FEED_SOURCE)
+    code.index(repo, project="app", embed=False)
+    refs = {r.line: r.line_text for r in code.references("helper_call", project="app")}
+    assert refs == {6: "    return helper_call()", 8: "def helper_call():"}

@@ -15,6 +15,7 @@ from remembrances.embeddings import HashEmbedder
 from remembrances.enrichment import ContextEnricher, EnricherConfig, EnrichmentPlan
 from remembrances.enrichment.code_focus import code_aware, code_names
 from remembrances.enrichment.sources import SEARCHES, ContextItem
+from tests.code.test_line_numbers import FORM_FEED_SOURCE
 from tests.code.test_repo_map import FILES, write
 
 
@@ -132,3 +133,13 @@ def test_a_slow_semantic_search_does_not_take_the_definitions_with_it(
     searches = code_aware({**SEARCHES, "code": failing}, "why does `unknown_thing` fail?", 2.0)
     with pytest.raises(RuntimeError, match="search is down"):
         searches["code"](service, EnrichmentPlan(code_query="x"))
+
+
+def test_a_definition_after_a_form_feed_shows_its_own_lines(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "m.py").write_text(FORM_FEED_SOURCE)
+    with remembrances.open(tmp_path / "m.db", embedder=HashEmbedder(64)) as svc:
+        svc.code.index(tmp_path / "app", project="app")
+        code = ContextEnricher(svc).enrich("what does `target_function` do?").items["code"]
+    assert code[0].origin == "[app] m.py:5-6 target_function (function)"
+    assert code[0].text == "def target_function():\n    return helper_call()"
