@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .budget import Limits, fit
-from .code_focus import code_aware
+from .code_focus import code_aware, wait_idle
 from .config import EnricherConfig
 from .heuristic import HeuristicPlanner
 from .plan import EnrichmentPlan, QueryPlanner
@@ -230,8 +230,9 @@ class ContextEnricher:
     def close(self) -> None:
         with self._lock:
             if self._pool is not None:
-                self._pool.shutdown(wait=False, cancel_futures=True)
+                self._pool.shutdown(wait=True, cancel_futures=True)  # late searches read the store
                 self._pool = None
+        wait_idle()  # and so do the code searches they started (code_focus.py)
 
 
 def _timed(search: Any, service: Any, plan: EnrichmentPlan) -> tuple[list[ContextItem], float]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -143,3 +144,29 @@ def test_a_definition_after_a_form_feed_shows_its_own_lines(tmp_path: Path) -> N
         code = ContextEnricher(svc).enrich("what does `target_function` do?").items["code"]
     assert code[0].origin == "[app] m.py:5-6 target_function (function)"
     assert code[0].text == "def target_function():\n    return helper_call()"
+
+
+def test_closing_waits_for_a_late_code_search(
+    service: RemembrancesService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search past its deadline still reads the store: closing must wait for it."""
+    answered = threading.Event()
+    finished = []
+
+    def late(svc: RemembrancesService, plan: EnrichmentPlan) -> list[ContextItem]:
+        answered.wait(10)
+        with svc.store.snapshot() as conn:  # one long statement, still running at close
+            conn.execute(
+                "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c "
+                "WHERE i < 1000000) SELECT count(*) FROM c"
+            ).fetchone()
+        finished.append(True)
+        return []
+
+    monkeypatch.setitem(SEARCHES, "code", late)
+    enricher = ContextEnricher(service, EnricherConfig(timeout=0.3))
+    assert "def now" in enricher.enrich_context("why does `now` drift?")  # without it
+    answered.set()
+    enricher.close()
+    assert finished  # close returned only after the late search
+    service.close()  # and closing the store under it raised ThreadingViolationError
