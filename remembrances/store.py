@@ -41,6 +41,9 @@ from .errors import (
 from .fts_query import fts_query
 from .records import Chunk, SearchResult, StoredChunk, WriteReport
 from .schema import STORE_MIGRATIONS, migrate, vec0_script
+from .storage.filters import ChunkFilter, names
+from .storage.filters import Where as Where
+from .storage.sqlite_transaction import SqliteTransaction
 from .text_match import text_match
 from .validation import check_text, check_unicode
 from .vector_index import VectorIndex
@@ -97,10 +100,6 @@ class Prepared:
         return sum(1 for c in self.chunks if c.embedding is None)
 
 
-Where = Mapping[str, Any]
-_OPS = {"$eq": "=", "$ne": "!=", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
-
-
 def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -145,26 +144,6 @@ def _metadata_json(metadata: Any) -> str:
     if len(encoded) > MAX_METADATA_BYTES:
         raise InvalidInputError(f"metadata is {len(encoded):,} bytes as JSON; the limit is 1 MB")
     return encoded
-
-
-def _names(value: str | Sequence[str] | None, what: str) -> list[str] | None:
-    if value is None:
-        return None
-    values = [value] if isinstance(value, str) else list(value)
-    return [_check_name(v, what) for v in values]
-
-
-def _scalar(value: Any, key: str) -> Any:
-    if value is None or isinstance(value, str | int | float | bool):
-        if isinstance(value, float) and not math.isfinite(value):
-            raise InvalidInputError(f"filter value for {key!r} must be finite")
-        if isinstance(value, int) and not -(2**63) <= value < 2**63:
-            raise InvalidInputError(f"filter value for {key!r} does not fit in 64 bits")
-        return value
-    raise InvalidInputError(
-        f"filter value for {key!r} must be a string, number, boolean or None, "
-        f"not {type(value).__name__}"
-    )
 
 
 def _admit(path: str, kind: FileKind, *, create: bool | None, read_only: bool) -> None:
@@ -349,17 +328,22 @@ class Store:
 
     # -- transactions for the domain layers ------------------------------------------
 
+    # Typed Any, not Transaction, until remembrances/code/ stops passing it where an
+    # apsw.Connection is declared; the object is a Transaction (storage/transaction.py).
     @contextmanager
-    def transaction(self) -> Iterator[Connection]:
-        """A write transaction (BEGIN IMMEDIATE) for chunk writes plus domain-table SQL."""
+    def transaction(self) -> Iterator[Any]:
+        """A write :class:`Transaction` (BEGIN IMMEDIATE) for chunk writes plus domain-table SQL.
+
+        Nested calls on one thread join the outer transaction.
+        """
         with self.db.write() as conn:
-            yield conn
+            yield SqliteTransaction(conn)
 
     @contextmanager
-    def snapshot(self) -> Iterator[Connection]:
-        """A read transaction: one consistent view of the file."""
+    def snapshot(self) -> Iterator[Any]:
+        """A read :class:`Transaction`: one consistent view of the file."""
         with self.db.read() as conn:
-            yield conn
+            yield SqliteTransaction(conn)
 
     def migrate(self, layer: str, migrations: Sequence[str]) -> None:
         """Create or upgrade a domain layer's own tables."""
@@ -798,33 +782,9 @@ class Store:
         until: float | None = None,
     ) -> tuple[str, list[Any]]:
         """SQL over the chunk alias ``c`` for the filters, applied inside each search."""
-        clauses: list[str] = ["1"]
-        params: list[Any] = []
-        for column, values in (
-            ("kind", _names(kind, "kind")),
-            ("collection", _names(collection, "collection")),
-            ("source", _names(source, "source")),
-        ):
-            if values is not None:
-                if not values:  # an empty list matches nothing
-                    clauses.append("0")
-                    continue
-                clauses.append(f"c.{column} IN ({','.join('?' * len(values))})")
-                params.extend(values)
-        if since is not None:
-            clauses.append("c.ts >= ?")
-            params.append(since)
-        if until is not None:
-            clauses.append("c.ts <= ?")
-            params.append(until)
-        if where:
-            if not isinstance(where, Mapping):
-                raise InvalidInputError("where must be a mapping of metadata key to value")
-            for key, value in where.items():
-                clause, values = _where_clause(key, value)
-                clauses.append(clause)
-                params.extend(values)
-        return " AND ".join(clauses), params
+        return ChunkFilter.of(
+            kind=kind, collection=collection, source=source, where=where, since=since, until=until
+        ).sql()
 
     def search(
         self,
@@ -980,8 +940,8 @@ class Store:
                 mask = None
                 if any(filters[k] is not None for k in ("kind", "collection", "since", "until")):
                     mask = index.mask(
-                        kinds=_names(filters["kind"], "kind"),
-                        collections=_names(filters["collection"], "collection"),
+                        kinds=names(filters["kind"], "kind"),
+                        collections=names(filters["collection"], "collection"),
                         since=filters["since"],
                         until=filters["until"],
                     )
@@ -1199,37 +1159,3 @@ def _stored(row: tuple[Any, ...]) -> StoredChunk:
         created_at=row[9],
         has_embedding=bool(row[10]),
     )
-
-
-def _where_clause(key: Any, value: Any) -> tuple[str, list[Any]]:
-    """One metadata condition; the key is compared as data, never spliced into SQL."""
-    if not isinstance(key, str) or not key:
-        raise InvalidInputError(f"metadata filter keys must be non-empty strings, got {key!r}")
-    _check_name(key, "metadata filter key")
-    exists = "EXISTS (SELECT 1 FROM json_each(c.metadata) j WHERE j.key = ? AND {})"
-    if isinstance(value, list | tuple | set | frozenset):
-        values = [_scalar(v, key) for v in value]
-        if not values:
-            return "0", []
-        return exists.format(f"j.value IN ({','.join('?' * len(values))})"), [key, *values]
-    if isinstance(value, Mapping):
-        parts, params = [], []
-        for op, operand in value.items():
-            if op == "$in":
-                if not isinstance(operand, list | tuple | set | frozenset):
-                    raise InvalidInputError(f"$in for {key!r} takes a list of values")
-                clause, values = _where_clause(key, list(operand))
-                parts.append(clause)
-                params.extend(values)
-            elif op in _OPS:
-                parts.append(exists.format(f"j.value {_OPS[op]} ?"))
-                params.extend([key, _scalar(operand, key)])
-            else:
-                raise InvalidInputError(
-                    f"unknown filter operator {op!r} for {key!r}; use one of "
-                    f"{', '.join([*_OPS, '$in'])}"
-                )
-        return "(" + " AND ".join(parts or ["1"]) + ")", params
-    if value is None:
-        return exists.format("j.type = 'null'"), [key]
-    return exists.format("j.value = ?"), [key, _scalar(value, key)]

@@ -1,0 +1,180 @@
+"""Search filters as SQL: ``kind``/``collection``/``source``/time/metadata -> a WHERE fragment.
+
+A pure function of its input (no database needed to build or test it), so every
+engine and both search legs apply the same filter inside the search, never after
+it. Values are always parameters; metadata keys are compared as data, never
+spliced into the SQL. The fragment reads the chunk table under the alias ``c``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InvalidInputError
+from ..validation import check_text
+from .transaction import Dialect, marks
+
+Where = Mapping[str, Any]
+OPERATORS = {"$eq": "=", "$ne": "!=", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
+MAX_NAME_CHARS = 4096
+
+#: Per dialect: the always-true and always-false conditions, and a metadata
+#: condition on one top-level key (its ``{}`` is the test on ``j.value``).
+_TRUE = {"sqlite": "1", "postgresql": "TRUE"}
+_FALSE = {"sqlite": "0", "postgresql": "FALSE"}
+_EXISTS = {
+    "sqlite": "EXISTS (SELECT 1 FROM json_each(c.metadata) j WHERE j.key = ? AND {})",
+    "postgresql": "EXISTS (SELECT 1 FROM jsonb_each(c.metadata) j WHERE j.key = ? AND {})",
+}
+_IS_NULL = {"sqlite": "j.type = 'null'", "postgresql": "jsonb_typeof(j.value) = 'null'"}
+#: How a value is compared with ``j.value``: SQLite's json_each gives SQL values,
+#: PostgreSQL's jsonb_each gives jsonb (compared with the value as JSON).
+_VALUE = {"sqlite": "?", "postgresql": "CAST(? AS jsonb)"}
+
+
+def check_name(value: Any, what: str) -> str:
+    return check_text(value, what, limit=MAX_NAME_CHARS)
+
+
+def names(value: str | Sequence[str] | None, what: str) -> list[str] | None:
+    """One name or several as a checked list (None: no filter; []: matches nothing)."""
+    if value is None:
+        return None
+    values = [value] if isinstance(value, str) else list(value)
+    return [check_name(v, what) for v in values]
+
+
+def _scalar(value: Any, key: str) -> Any:
+    if value is None or isinstance(value, str | int | float | bool):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InvalidInputError(f"filter value for {key!r} must be finite")
+        if isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise InvalidInputError(f"filter value for {key!r} does not fit in 64 bits")
+        return value
+    raise InvalidInputError(
+        f"filter value for {key!r} must be a string, number, boolean or None, "
+        f"not {type(value).__name__}"
+    )
+
+
+@dataclass(frozen=True)
+class ChunkFilter:
+    """Which chunks a search or a count may see; every field None means all of them."""
+
+    kinds: list[str] | None = None
+    collections: list[str] | None = None
+    sources: list[str] | None = None
+    where: Where | None = None
+    since: float | None = None
+    until: float | None = None
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        kind: str | Sequence[str] | None = None,
+        collection: str | Sequence[str] | None = None,
+        source: str | Sequence[str] | None = None,
+        where: Where | None = None,
+        since: float | None = None,
+        until: float | None = None,
+    ) -> ChunkFilter:
+        """A checked filter: a bad name or metadata condition raises here, before any work."""
+        if where and not isinstance(where, Mapping):
+            raise InvalidInputError("where must be a mapping of metadata key to value")
+        made = cls(
+            names(kind, "kind"),
+            names(collection, "collection"),
+            names(source, "source"),
+            where or None,
+            since,
+            until,
+        )
+        made.sql("sqlite")  # validates the metadata conditions
+        return made
+
+    @property
+    def unfiltered(self) -> bool:
+        return all(
+            v is None
+            for v in (
+                self.kinds,
+                self.collections,
+                self.sources,
+                self.where,
+                self.since,
+                self.until,
+            )
+        )
+
+    def sql(self, dialect: Dialect = "sqlite") -> tuple[str, list[Any]]:
+        """The WHERE fragment over the chunk alias ``c``, and its parameters."""
+        clauses: list[str] = [_TRUE[dialect]]
+        params: list[Any] = []
+        for column, values in (
+            ("kind", self.kinds),
+            ("collection", self.collections),
+            ("source", self.sources),
+        ):
+            if values is not None:
+                if not values:  # an empty list matches nothing
+                    clauses.append(_FALSE[dialect])
+                    continue
+                clauses.append(f"c.{column} IN ({marks(len(values))})")
+                params.extend(values)
+        if self.since is not None:
+            clauses.append("c.ts >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            clauses.append("c.ts <= ?")
+            params.append(self.until)
+        if self.where:
+            for key, value in self.where.items():
+                clause, values = metadata_condition(key, value, dialect)
+                clauses.append(clause)
+                params.extend(values)
+        return " AND ".join(clauses), params
+
+
+def metadata_condition(key: Any, value: Any, dialect: Dialect = "sqlite") -> tuple[str, list[Any]]:
+    """One metadata condition: ``{"key": value}``, a list (any of), or ``{"$op": value}``."""
+    if not isinstance(key, str) or not key:
+        raise InvalidInputError(f"metadata filter keys must be non-empty strings, got {key!r}")
+    check_name(key, "metadata filter key")
+    exists, operand = _EXISTS[dialect], _VALUE[dialect]
+
+    def bind(v: Any) -> Any:
+        v = _scalar(v, key)
+        return json.dumps(v) if dialect == "postgresql" else v
+
+    if isinstance(value, list | tuple | set | frozenset):
+        values = [bind(v) for v in value]
+        if not values:
+            return _FALSE[dialect], []
+        listed = ",".join([operand] * len(values))
+        return exists.format(f"j.value IN ({listed})"), [key, *values]
+    if isinstance(value, Mapping):
+        parts, params = [], []
+        for op, given in value.items():
+            if op == "$in":
+                if not isinstance(given, list | tuple | set | frozenset):
+                    raise InvalidInputError(f"$in for {key!r} takes a list of values")
+                clause, values = metadata_condition(key, list(given), dialect)
+                parts.append(clause)
+                params.extend(values)
+            elif op in OPERATORS:
+                parts.append(exists.format(f"j.value {OPERATORS[op]} {operand}"))
+                params.extend([key, bind(given)])
+            else:
+                raise InvalidInputError(
+                    f"unknown filter operator {op!r} for {key!r}; use one of "
+                    f"{', '.join([*OPERATORS, '$in'])}"
+                )
+        return "(" + " AND ".join(parts or [_TRUE[dialect]]) + ")", params
+    if value is None:
+        return exists.format(_IS_NULL[dialect]), [key]
+    return exists.format(f"j.value = {operand}"), [key, bind(value)]
