@@ -40,3 +40,44 @@ def store(db_path: Path, embedder: HashEmbedder) -> Iterator[Store]:
     s = Store(db_path, embedder=embedder)
     yield s
     s.close()
+
+
+# -- PostgreSQL: one private server per test session --------------------------------------
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A real PostgreSQL 16 with pgvector (the ``pgserver`` wheel), started once.
+
+    Its URL without a memory name; each test gets a schema of its own
+    (:func:`postgres_url`). The server stops when the session ends. Its folder is
+    not under pytest's (private to root): as root, pgserver runs the server as
+    another user, who must be able to reach it.
+    """
+    import shutil
+    import tempfile
+
+    import pgserver
+
+    folder = tempfile.mkdtemp(prefix="remembrances-pg-")
+    server = pgserver.get_server(folder, cleanup_mode="stop")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+_memories = iter(range(1, 1_000_000))
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> Iterator[str]:
+    """A URL naming a fresh memory (schema) on the session's server; dropped afterwards."""
+    import psycopg
+
+    name = f"test_{next(_memories)}"
+    separator = "&" if "?" in postgres_server else "?"
+    yield f"{postgres_server}{separator}memory={name}"
+    with psycopg.connect(postgres_server, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')

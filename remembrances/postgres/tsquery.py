@@ -1,0 +1,26 @@
+"""Turning any user string into a safe PostgreSQL ``tsquery`` that matches any of its words.
+
+The same words as the SQLite text leg (:func:`remembrances.fts_query.query_terms`:
+tokens, stop words dropped, identifiers split), joined with ``|``. Raw user text
+never reaches ``to_tsquery``, whose syntax (``&``, ``|``, ``!``, ``<->``, ``:*``,
+quotes, parentheses) would raise errors or change the meaning: each term is a run
+of letters and digits, quoted besides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..fts_query import query_terms
+
+
+def any_words(terms: Sequence[str]) -> str:
+    """The ``to_tsquery`` text matching any of ``terms`` (words from ``query_terms``)."""
+    quoted = ("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
+    return " | ".join(quoted)
+
+
+def tsquery_text(text: str) -> str | None:
+    """The ``to_tsquery`` input for ``text``, or None when it holds no searchable word."""
+    terms = query_terms(text)
+    return any_words(terms) if terms else None
