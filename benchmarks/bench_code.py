@@ -50,8 +50,8 @@ import remembrances
 from remembrances import Store
 from remembrances.code import CodeIndexer, IndexReport, RepoMap, graph
 from remembrances.code.discovery import discover
-from remembrances.code.indexer import default_workers
 from remembrances.code.repo_map import RepoMapper
+from remembrances.code.writer import default_workers
 from remembrances.embeddings import HashEmbedder
 from remembrances.enrichment import ContextEnricher
 from remembrances.enrichment.code_focus import code_names, wait_idle

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .code_indexer import CodeIndexer
 from .discovery import SkippedFile
-from .languages import BY_NAME as LANGUAGES
+from .parsing.languages import BY_NAME as LANGUAGES
 from .records import (
     CodeHit,
     CodeSymbol,

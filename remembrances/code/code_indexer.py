@@ -1,4 +1,10 @@
-"""CodeIndexer: the code layer's public API (reached as ``svc.code``)."""
+"""CodeIndexer: the code layer's public API (reached as ``svc.code``).
+
+It joins the rooms behind it: ``writer.py`` indexes (parsing with the
+``parsing`` package), ``reader.py`` answers searches and lookups, and
+``repo_map.py`` ranks the repository; all of them reach the tables through
+``tables.py``.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,10 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 
 from ..store import SearchMode, Store
-from .chunking import DEFAULT_CHUNK_CHARS
+from .checks import check_languages, check_root
 from .discovery import DEFAULT_MAX_FILE_BYTES, discover
-from .indexer import Progress, RepositoryIndexer, check_languages, check_project_name, check_root
-from .lookup import CodeLookup
+from .parsing.chunking import DEFAULT_CHUNK_CHARS
+from .reader import IndexReader
 from .records import (
     CodeHit,
     CodeSymbol,
@@ -21,7 +27,8 @@ from .records import (
     Reference,
 )
 from .repo_map import DEFAULT_BUDGET_TOKENS, RepoMap, RepoMapper, TokenCounter
-from .schema import CODE_MIGRATIONS
+from .tables import CODE_MIGRATIONS
+from .writer import IndexWriter, Progress
 
 
 class CodeIndexer:
@@ -43,14 +50,14 @@ class CodeIndexer:
     ) -> None:
         self.store = store
         store.migrate("code", CODE_MIGRATIONS)
-        self._indexer = RepositoryIndexer(
+        self._writer = IndexWriter(
             store,
             max_file_bytes=max_file_bytes,
             chunk_chars=chunk_chars,
             workers=workers,
             embed_batch=embed_batch,
         )
-        self._lookup = CodeLookup(store)
+        self._reader = IndexReader(store)
         self._mapper = RepoMapper(store)
 
     # -- writing ---------------------------------------------------------------------
@@ -70,7 +77,7 @@ class CodeIndexer:
         ``exclude`` adds gitignore-style patterns. With ``embed=False`` the chunks
         are searchable by text at once and :meth:`backfill` embeds them later.
         """
-        return self._indexer.index(
+        return self._writer.index(
             path,
             project=project,
             languages=languages,
@@ -86,19 +93,11 @@ class CodeIndexer:
 
         ``progress("embedded", done, total)`` counts them as they are embedded.
         """
-        name = check_project_name(project)
-        project_id = self._project_id(name)  # NotFoundError for an unknown project
-        done = self._indexer.backfill(name, limit=limit, progress=progress)
-        self._indexer.mark_embedded(project_id, name)
-        return done
-
-    def _project_id(self, name: str) -> int:
-        with self.store.snapshot() as conn:
-            return int(self._lookup._project(conn, name)[0])
+        return self._writer.backfill(project, limit=limit, progress=progress)
 
     def remove(self, project: str) -> int:
         """Forget a project entirely; returns how many files it had."""
-        return self._lookup.remove(project)
+        return self._writer.remove(project)
 
     def watch(
         self,
@@ -125,7 +124,7 @@ class CodeIndexer:
             found = discover(
                 root,
                 languages=wanted,
-                max_file_bytes=self._indexer.max_file_bytes,
+                max_file_bytes=self._writer.max_file_bytes,
                 exclude=list(exclude),
             )
             return tuple((f.path, f.size, f.mtime_ns) for f in found.files)
@@ -162,7 +161,7 @@ class CodeIndexer:
         mode: SearchMode = "hybrid",
     ) -> list[CodeHit]:
         """Symbols and code by meaning and words; ``path`` is a file or a directory prefix."""
-        return self._lookup.search(
+        return self._reader.search(
             query,
             project=project,
             limit=limit,
@@ -180,19 +179,19 @@ class CodeIndexer:
         kind: str | Iterable[str] | None = None,
         limit: int = 100,
     ) -> list[CodeSymbol]:
-        return self._lookup.find_symbol(
+        return self._reader.find_symbol(
             name_or_qualified_name, project=project, kind=kind, limit=limit
         )
 
     def outline(
         self, file: str | os.PathLike[str], *, project: str | None = None
     ) -> list[OutlineNode]:
-        return self._lookup.outline(file, project=project)
+        return self._reader.outline(file, project=project)
 
     def references(
         self, name: str, *, project: str | None = None, limit: int = 1000
     ) -> list[Reference]:
-        return self._lookup.references(name, project=project, limit=limit)
+        return self._reader.references(name, project=project, limit=limit)
 
     def repo_map(
         self,
@@ -220,10 +219,10 @@ class CodeIndexer:
         )
 
     def projects(self) -> list[ProjectInfo]:
-        return self._lookup.projects()
+        return self._reader.projects()
 
     def stats(self, project: str) -> ProjectStats:
-        return self._lookup.stats(project)
+        return self._reader.stats(project)
 
 
 __all__ = ["CodeIndexer"]

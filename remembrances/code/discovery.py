@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pathspec
 
-from .languages import language_for_path
+from .parsing.languages import language_for_path
 
 DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
 

@@ -51,15 +51,21 @@ def _group(col: str) -> str:
 
 
 # Definitions that other files can use: not sections, not local to a function
-# (the parent and the grandparent are checked; deeper nesting is rare).
-_DEFINITIONS = f"""
-SELECT s.name, s.file_id, {_group("f.language")}
-FROM code_symbols s JOIN code_files f ON f.id = s.file_id
+# (the parent and the grandparent are checked; deeper nesting is rare). The
+# repository map's focus uses the same rule (``definitions_in``).
+_ENCLOSING = """
 LEFT JOIN code_symbols p ON p.file_id = s.file_id AND p.position = s.parent
 LEFT JOIN code_symbols g ON g.file_id = s.file_id AND g.position = p.parent
-WHERE f.project_id = ? AND s.kind NOT IN ({_quoted(_NOT_DEFINITIONS)})
+"""
+_USABLE = f"""
+s.kind NOT IN ({_quoted(_NOT_DEFINITIONS)})
   AND coalesce(p.kind, '') NOT IN ({_quoted(_LOCAL_SCOPES)})
   AND coalesce(g.kind, '') NOT IN ({_quoted(_LOCAL_SCOPES)})
+"""
+_DEFINITIONS = f"""
+SELECT s.name, s.file_id, {_group("f.language")}
+FROM code_symbols s JOIN code_files f ON f.id = s.file_id {_ENCLOSING}
+WHERE f.project_id = ? AND {_USABLE}
 """
 _USES = f"""
 SELECT n.name, n.file_id, {_group("f.language")},
@@ -153,6 +159,28 @@ class Edges:
 def exists(conn: apsw.Connection, project_id: int) -> bool:
     row = conn.execute("SELECT 1 FROM code_graphs WHERE project_id = ?", (project_id,))
     return row.fetchone() is not None
+
+
+def definitions_in(conn: apsw.Connection, file_ids: Iterable[int]) -> set[tuple[int, str]]:
+    """(file, name) of the definitions other files can use, in the given files."""
+    ids = json.dumps(sorted(set(file_ids)))
+    return {
+        (int(f), str(n))
+        for f, n in conn.execute(
+            f"SELECT DISTINCT s.file_id, s.name FROM code_symbols s {_ENCLOSING} "
+            f"WHERE s.file_id IN {_IN_JSON} AND {_USABLE}",
+            (ids,),
+        )
+    }
+
+
+def state(conn: apsw.Connection, project_id: int) -> tuple[Any, ...] | None:
+    """When the project's graph was built and updated: a key that changes with the graph."""
+    row = conn.execute(
+        "SELECT built_at, updated_at, updates FROM code_graphs WHERE project_id = ?",
+        (project_id,),
+    ).fetchone()
+    return None if row is None else tuple(row)
 
 
 def defined_names(conn: apsw.Connection, file_ids: Iterable[int]) -> set[str]:
@@ -260,8 +288,10 @@ __all__ = [
     "Edges",
     "build",
     "defined_names",
+    "definitions_in",
     "edges",
     "exists",
     "invalidate",
+    "state",
     "update",
 ]

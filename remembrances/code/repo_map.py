@@ -18,14 +18,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import apsw
 import numpy as np
 
 from ..errors import InvalidInputError, NotFoundError
 from ..store import Store
-from . import graph
-from .indexer import check_project_name
+from . import graph, tables
+from .checks import check_name, check_project_name
 from .pagerank import pagerank
+from .tables import SymbolSpan
 
 DEFAULT_BUDGET_TOKENS = 1024
 MAX_BUDGET_TOKENS = 1_000_000
@@ -105,18 +105,6 @@ class RepoMap:
         return asdict(self)
 
 
-@dataclass(frozen=True)
-class _Symbol:
-    position: int
-    parent: int | None
-    kind: str
-    name: str
-    qualified_name: str
-    signature: str
-    start_line: int
-    end_line: int
-
-
 def check_budget(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInputError(f"budget_tokens must be an integer, not {type(value).__name__}")
@@ -136,13 +124,9 @@ def _check_focus(focus: Any) -> list[str]:
     for value in focus:
         if not isinstance(value, str | os.PathLike):
             raise InvalidInputError(f"focus items must be strings, not {type(value).__name__}")
-        text = os.fspath(value).strip()
-        if not text or len(text) > 1000 or "\x00" in text:
-            raise InvalidInputError(f"focus item {text[:80]!r} is empty, too long or binary")
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise InvalidInputError("focus item is not valid Unicode") from exc
+        text = check_name(os.fspath(value), "focus item")
+        if "\x00" in text:
+            raise InvalidInputError(f"focus item {text[:80]!r} is binary")
         items.append(text)
     if len(items) > MAX_FOCUS:
         raise InvalidInputError(f"focus has {len(items)} items; at most {MAX_FOCUS}")
@@ -173,22 +157,14 @@ class RepoMapper:
         wanted = _check_focus(focus)
         count = token_counter or estimate_tokens
         with self.store.snapshot() as conn:
-            row = conn.execute(
-                "SELECT id, root FROM code_projects WHERE name = ?", (name,)
-            ).fetchone()
-            if row is None:
-                known = [r[0] for r in conn.execute("SELECT name FROM code_projects ORDER BY name")]
-                raise NotFoundError(
-                    f"no code project named {name!r}; indexed projects: "
-                    f"{', '.join(known) or 'none'}"
-                )
-            project_id, root = int(row[0]), str(row[1])
+            found = tables.project(conn, name)
+            project_id, root = found.id, found.root
             files, edges = self._graph(conn, project_id)
-            chosen = _resolve_focus(conn, project_id, name, root, files, wanted, strict_focus)
+            chosen = _resolve_focus(conn, name, root, files, wanted, strict_focus)
             ranked = _rank(files, edges, chosen)
             # Enough candidates to fill the budget: every shown line costs a few tokens.
             candidates = ranked[: budget // 3 + len(chosen.definitions) + 20]
-            symbols = _symbols(conn, {f for _, f, _ in candidates})
+            symbols = tables.symbol_spans(conn, {f for _, f, _ in candidates})
 
         low, high = 0, len(candidates)
         while low < high:  # the longest prefix that fits; the text grows with k
@@ -208,21 +184,13 @@ class RepoMapper:
             focus_symbols=sorted(chosen.qualified_names),
         )
 
-    def _graph(self, conn: apsw.Connection, project_id: int) -> tuple[dict[int, str], graph.Edges]:
-        state = conn.execute(
-            "SELECT built_at, updated_at, updates FROM code_graphs WHERE project_id = ?",
-            (project_id,),
-        ).fetchone()
+    def _graph(self, conn: Any, project_id: int) -> tuple[dict[int, str], graph.Edges]:
+        state = graph.state(conn, project_id)
         with self._lock:
             cached = self._cache.get(project_id)
         if state is not None and cached is not None and cached[0] == tuple(state):
             return cached[1], cached[2]
-        files = {
-            int(i): str(p)
-            for i, p in conn.execute(
-                "SELECT id, path FROM code_files WHERE project_id = ?", (project_id,)
-            )
-        }
+        files = tables.file_paths(conn, project_id)
         edges = graph.edges(conn, project_id)
         if state is not None:
             with self._lock:
@@ -240,8 +208,7 @@ class _Focus:
 
 
 def _resolve_focus(
-    conn: apsw.Connection,
-    project_id: int,
+    conn: Any,
     project: str,
     root: str,
     files: dict[int, str],
@@ -262,51 +229,26 @@ def _resolve_focus(
         if matches:
             focus.files.update(matches)
             continue
-        dotted = item.replace("::", ".")
-        if "." in dotted:
-            rows = conn.execute(
-                "SELECT s.file_id, s.name, s.qualified_name FROM code_symbols s "
-                "JOIN code_files f ON f.id = s.file_id WHERE f.project_id = ? "
-                "AND (s.qualified_name = ? OR s.qualified_name LIKE ? ESCAPE '\\') "
-                "ORDER BY f.path, s.position LIMIT 20",
-                (project_id, dotted, "%." + _like_escape(dotted)),
-            ).fetchall()
-        else:
-            rows = conn.execute(
-                "SELECT s.file_id, s.name, s.qualified_name FROM code_symbols s "
-                "JOIN code_files f ON f.id = s.file_id WHERE f.project_id = ? AND s.name = ? "
-                "ORDER BY f.path, s.position LIMIT 20",
-                (project_id, dotted),
-            ).fetchall()
-        if not rows and not strict:
+        symbols = tables.find_symbols(
+            conn, item.replace("::", "."), project=project, limit=20, ignore_case=False
+        )
+        symbols = [s for s in symbols if s.path in by_path]
+        if not symbols and not strict:
             continue
-        if not rows:
+        if not symbols:
             raise NotFoundError(
                 f"focus {item!r} is neither an indexed file nor a symbol of project {project!r}"
             )
-        for file_value, symbol_name, qualified in rows:
-            file_id = int(str(file_value))
+        for symbol in symbols:
+            file_id = by_path[symbol.path]
             focus.files.add(file_id)
-            if (file_id, str(symbol_name)) not in focus.definitions:
-                focus.definitions.append((file_id, str(symbol_name)))
-            focus.names.add(str(symbol_name))
-            focus.qualified_names.add(str(qualified))
+            if (file_id, symbol.name) not in focus.definitions:
+                focus.definitions.append((file_id, symbol.name))
+            focus.names.add(symbol.name)
+            focus.qualified_names.add(symbol.qualified_name)
     if focus.files:
-        ids = ",".join(str(i) for i in sorted(focus.files))
-        focus.file_names = {
-            (int(f), str(n))
-            for f, n in conn.execute(
-                "SELECT DISTINCT s.file_id, s.name FROM code_symbols s LEFT JOIN code_symbols p "
-                "ON p.file_id = s.file_id AND p.position = s.parent "
-                f"WHERE s.file_id IN ({ids}) AND s.kind != 'section' "
-                "AND coalesce(p.kind, '') NOT IN ('function', 'method')"
-            )
-        }
+        focus.file_names = graph.definitions_in(conn, focus.files)
     return focus
-
-
-def _like_escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _rank(files: dict[int, str], edges: graph.Edges, focus: _Focus) -> list[tuple[float, int, str]]:
@@ -353,23 +295,10 @@ def _rank(files: dict[int, str], edges: graph.Edges, focus: _Focus) -> list[tupl
     return sorted(((s, f, n) for (f, n), s in scores.items()), key=lambda t: (-t[0], t[1], t[2]))
 
 
-def _symbols(conn: apsw.Connection, file_ids: set[int]) -> dict[int, list[_Symbol]]:
-    found: dict[int, list[_Symbol]] = {}
-    if not file_ids:
-        return found
-    ids = ",".join(str(i) for i in sorted(file_ids))
-    for row in conn.execute(
-        "SELECT file_id, position, parent, kind, name, qualified_name, signature, start_line, "
-        f"end_line FROM code_symbols WHERE file_id IN ({ids}) ORDER BY file_id, position"
-    ):
-        found.setdefault(int(row[0]), []).append(_Symbol(*row[1:]))
-    return found
-
-
 def _render(
     selected: list[tuple[float, int, str]],
     files: dict[int, str],
-    symbols: dict[int, list[_Symbol]],
+    symbols: dict[int, list[SymbolSpan]],
 ) -> tuple[str, list[MapFile]]:
     chosen: dict[int, dict[str, float]] = {}
     for score, file_id, name in selected:  # best first: files keep their best score's order

@@ -21,7 +21,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
-from ..code.lookup import source_lines
+from ..code.parsing.analysis import source_lines
 from .plan import EnrichmentPlan
 from .sources import ContextItem, SourceSearch, code_item
 

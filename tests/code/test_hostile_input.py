@@ -9,7 +9,7 @@ import pytest
 
 from remembrances import Store
 from remembrances.code import CodeIndexer
-from remembrances.code.chunking import DEFAULT_CHUNK_CHARS
+from remembrances.code.parsing.chunking import DEFAULT_CHUNK_CHARS
 from remembrances.errors import InvalidInputError
 from tests.code.repo_builder import write
 

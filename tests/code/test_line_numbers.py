@@ -8,8 +8,8 @@ from click.testing import CliRunner
 
 from remembrances.cli import cli
 from remembrances.code import CodeIndexer
-from remembrances.code.analysis import analyze_source
-from remembrances.code.chunking import ELISION
+from remembrances.code.parsing.analysis import analyze_source
+from remembrances.code.parsing.chunking import ELISION
 
 
 def _big_class() -> str:

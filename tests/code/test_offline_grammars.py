@@ -28,8 +28,8 @@ SCRIPT = textwrap.dedent(
     socket.create_connection = refuse
     socket.getaddrinfo = refuse
 
-    from remembrances.code.analysis import analyze_source
-    from remembrances.code.languages import GRAMMARS
+    from remembrances.code.parsing.analysis import analyze_source
+    from remembrances.code.parsing.languages import GRAMMARS
     from tests.code.test_symbols import EXPECTED
 
     parsed = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from remembrances.code.analysis import analyze_source
+from remembrances.code.parsing.analysis import analyze_source
 from tests.code import sample_sources as S
 
 # (kind, qualified name, start line, end line, docstring) in source order.

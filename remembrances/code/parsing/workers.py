@@ -1,6 +1,6 @@
 """Parsing in worker processes, for trees large enough to keep several cores busy.
 
-The workers are plain ``python -m remembrances.code.parse_worker_process`` children
+The workers are plain ``python -m remembrances.code.parsing`` children
 speaking length-prefixed pickles over their pipes. ``multiprocessing`` with
 ``spawn`` re-imports the caller's ``__main__`` in every worker (a script without
 an ``if __name__ == "__main__"`` guard would run twice), and ``fork`` is unsafe
@@ -61,14 +61,14 @@ class ParseWorkers:
     """
 
     def __init__(self, count: int) -> None:
-        package_parent = str(Path(__file__).resolve().parents[2])
+        package_parent = str(Path(__file__).resolve().parents[3])
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (package_parent, env.get("PYTHONPATH", "")) if p
         )
         self._procs = [
             subprocess.Popen(
-                [sys.executable, "-m", "remembrances.code.parse_worker_process"],
+                [sys.executable, "-m", "remembrances.code.parsing"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=env,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from ..records import Chunk
+from ...records import Chunk
 from .chunking import DEFAULT_CHUNK_CHARS, file_chunks
 from .identifiers import encode_positions, identifier_positions
 from .languages import parser
@@ -44,6 +44,15 @@ class FileAnalysis:
 
 def file_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def source_lines(data: bytes) -> list[str]:
+    """A file's lines as the parser numbers them: split at "\\n" only.
+
+    (``str.splitlines`` also breaks at form feeds and other separators, which
+    shifts every line after them.)
+    """
+    return [line.removesuffix("\r") for line in data.decode("utf-8", "replace").split("\n")]
 
 
 def is_binary(data: bytes) -> bool:

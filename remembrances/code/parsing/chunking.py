@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..fts_query import split_identifier
-from ..records import Chunk
+from ...fts_query import split_identifier
+from ...records import Chunk
 from .symbols import ExtractedSymbol
 
 DEFAULT_CHUNK_CHARS = 2000

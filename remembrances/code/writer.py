@@ -1,4 +1,4 @@
-"""Indexing a repository: discover, hash, parse what changed, write, then embed.
+"""Writing the code index: discover, hash, parse what changed, write, then embed.
 
 The order is what keeps a large repository usable and the index correct:
 - text first: chunks are written without vectors as soon as files are parsed,
@@ -9,6 +9,9 @@ The order is what keeps a large repository usable and the index correct:
   vectors (``embedded``), so a failed embedding is retried by the next run;
 - each file's chunks, symbols and names are replaced in one transaction, and
   files that disappeared are removed with everything they had.
+
+Parsing is the ``parsing`` package's (in worker processes for large batches);
+reading is ``reader.py``'s; this module only writes.
 """
 
 from __future__ import annotations
@@ -17,29 +20,33 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..errors import InvalidInputError
 from ..store import Store
-from . import graph
-from .analysis import FileAnalysis, ParseTask, analyze, analyze_source, file_hash, read_checked
-from .chunking import DEFAULT_CHUNK_CHARS
+from . import graph, tables
+from .checks import check_languages, check_project_name, check_root
 from .discovery import DEFAULT_MAX_FILE_BYTES, FoundFile, SkippedFile, discover
-from .languages import BY_NAME, canonical
-from .parse_workers import ParseWorkers
+from .parsing.analysis import (
+    FileAnalysis,
+    ParseTask,
+    analyze,
+    analyze_source,
+    file_hash,
+    read_checked,
+)
+from .parsing.chunking import DEFAULT_CHUNK_CHARS
+from .parsing.workers import ParseWorkers
 from .records import IndexReport
+from .tables import KIND, StoredFile
 
 log = logging.getLogger(__name__)
 
-KIND = "code"
 #: Below this many changed files, parsing in this process beats starting workers.
 PARALLEL_MIN_FILES = 48
 #: Files per write transaction (each file stays atomic; batching saves commits).
 WRITE_BATCH_FILES = 64
 WRITE_BATCH_CHUNKS = 4000
-MAX_PROJECT_NAME = 200
 #: When more files changed than this (or a quarter of the project), the
 #: reference graph is rebuilt whole after the run instead of updated per batch.
 GRAPH_REBUILD_MIN_FILES = 64
@@ -52,59 +59,8 @@ def default_workers() -> int:
     return min(os.cpu_count() or 1, 4)
 
 
-@dataclass(frozen=True)
-class _Existing:
-    id: int
-    content_hash: str
-    embedded: bool
-
-
-def check_project_name(name: Any) -> str:
-    if not isinstance(name, str):
-        raise InvalidInputError(f"project must be a string, not {type(name).__name__}")
-    name = name.strip()
-    if not name:
-        raise InvalidInputError("project name is empty")
-    if len(name) > MAX_PROJECT_NAME:
-        raise InvalidInputError(f"project name is longer than {MAX_PROJECT_NAME} characters")
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInputError("project name is not valid Unicode") from exc
-    return str(name)
-
-
-def check_languages(languages: Iterable[str] | str | None) -> list[str] | None:
-    if languages is None:
-        return None
-    if isinstance(languages, str):
-        languages = [languages]
-    names = []
-    for value in languages:
-        name = canonical(value) if isinstance(value, str) else None
-        if name is None:
-            raise InvalidInputError(
-                f"unknown language {value!r}; supported: {', '.join(sorted(BY_NAME))}"
-            )
-        names.append(name)
-    return names
-
-
-def check_root(path: Any) -> Path:
-    if not isinstance(path, str | os.PathLike):
-        raise InvalidInputError(f"path must be a path, not {type(path).__name__}")
-    try:
-        root = Path(path).expanduser().resolve()
-        os.fsencode(root)
-    except (OSError, ValueError, RuntimeError) as exc:  # UnicodeError is a ValueError
-        raise InvalidInputError(f"cannot resolve {path!r}: {exc}") from exc
-    if not root.is_dir():
-        raise InvalidInputError(f"{str(path)!r} is not a directory; give the repository's root")
-    return root
-
-
-class RepositoryIndexer:
-    """Runs ``index`` and ``backfill`` for one store (the write side of the code layer)."""
+class IndexWriter:
+    """Runs ``index``, ``backfill`` and ``remove`` for one store (the write side)."""
 
     def __init__(
         self,
@@ -125,40 +81,30 @@ class RepositoryIndexer:
 
     def _project_id(self, name: str, root: Path) -> int:
         with self.store.transaction() as conn:
-            row = conn.execute(
-                "SELECT id, root FROM code_projects WHERE name = ?", (name,)
-            ).fetchone()
-            if row is not None:
-                if row[1] != str(root) and Path(row[1]).exists():
-                    raise InvalidInputError(
-                        f"project {name!r} is already indexed from {row[1]}; pass another "
-                        f"project= for {root}, or remove {name!r} first"
-                    )
-                if row[1] != str(root):  # the repository moved: follow it
-                    conn.execute(
-                        "UPDATE code_projects SET root = ? WHERE id = ?", (str(root), row[0])
-                    )
-                return int(row[0])
-            return int(
-                conn.execute(
-                    "INSERT INTO code_projects (name, root, created_at) VALUES (?, ?, ?) "
-                    "RETURNING id",
-                    (name, str(root), time.time()),
-                ).fetchone()[0]
-            )
+            found = tables.find_project(conn, name)
+            if found is None:
+                return tables.add_project(conn, name, str(root))
+            if found.root != str(root) and Path(found.root).exists():
+                raise InvalidInputError(
+                    f"project {name!r} is already indexed from {found.root}; pass another "
+                    f"project= for {root}, or remove {name!r} first"
+                )
+            if found.root != str(root):  # the repository moved: follow it
+                tables.move_project(conn, found.id, str(root))
+            return found.id
 
-    def _existing(self, project_id: int, languages: list[str] | None) -> dict[str, _Existing]:
+    def _existing(self, project_id: int, languages: list[str] | None) -> dict[str, StoredFile]:
         with self.store.snapshot() as conn:
-            rows = conn.execute(
-                "SELECT path, id, content_hash, embedded, language FROM code_files "
-                "WHERE project_id = ?",
-                (project_id,),
-            ).fetchall()
-        return {
-            path: _Existing(int(i), h, bool(e))
-            for path, i, h, e, lang in rows
-            if languages is None or lang in languages
-        }
+            stored = tables.files(conn, project_id)
+        return {f.path: f for f in stored if languages is None or f.language in languages}
+
+    def remove(self, project: str) -> int:
+        """Forget a project: its chunks, files, symbols and names. Returns files removed."""
+        name = check_project_name(project)
+        with self.store.transaction() as conn:
+            found = tables.project(conn, name)
+            self.store.delete_collection(KIND, found.name)
+            return tables.delete_project(conn, found.id)
 
     # -- index -----------------------------------------------------------------------
 
@@ -245,7 +191,7 @@ class RepositoryIndexer:
                 old_names = graph.defined_names(conn, [i for _, i in vanished])
                 for rel, file_id in vanished:
                     self.store.delete_source(KIND, rel, collection=name)
-                    conn.execute("DELETE FROM code_files WHERE id = ?", (file_id,))
+                    tables.delete_file(conn, file_id)
                 if graph.exists(conn, project_id):
                     graph_mark = time.perf_counter()
                     graph.update(conn, project_id, [i for _, i in vanished], old_names)
@@ -264,17 +210,15 @@ class RepositoryIndexer:
         mark = time.perf_counter()
         if embed:
             try:
-                report.embedded_chunks = self.backfill(name, progress=progress)
+                report.embedded_chunks = self._embed(name, progress=progress)
             except Exception as exc:  # the text index stands; the next run retries
                 log.warning("embedding for project %r failed: %s", name, exc)
                 report.embedding_error = f"{type(exc).__name__}: {exc}"
-        report.files_embedded = self.mark_embedded(project_id, name)
+        report.files_embedded = self._mark_embedded(project_id, name)
         timings["embedding"] = time.perf_counter() - mark
         report.pending_embeddings = self.store.pending_embeddings(kind=KIND, collection=name)
         with self.store.transaction() as conn:
-            conn.execute(
-                "UPDATE code_projects SET indexed_at = ? WHERE id = ?", (time.time(), project_id)
-            )
+            tables.mark_indexed(conn, project_id)
         timings["total"] = time.perf_counter() - started
         return report
 
@@ -315,62 +259,14 @@ class RepositoryIndexer:
             written: list[int] = []
             for analysis, ready in zip(batch, prepared, strict=True):
                 self.store.write_source(KIND, project, analysis.path, ready)
-                file_id = int(
-                    conn.execute(
-                        "INSERT INTO code_files (project_id, path, language, content_hash, size, "
-                        "lines, has_error, embedded, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                        "ON CONFLICT (project_id, path) DO UPDATE SET language = excluded.language, "
-                        "content_hash = excluded.content_hash, size = excluded.size, "
-                        "lines = excluded.lines, has_error = excluded.has_error, "
-                        "embedded = excluded.embedded, indexed_at = excluded.indexed_at "
-                        "RETURNING id",
-                        (
-                            project_id,
-                            analysis.path,
-                            analysis.language,
-                            analysis.content_hash,
-                            analysis.size,
-                            analysis.lines,
-                            int(analysis.has_error),
-                            int(ready.pending == 0),
-                            now,
-                        ),
-                    ).fetchone()[0]
+                if graph_kept:
+                    stored = tables.file_id(conn, project_id, analysis.path)
+                    if stored is not None:
+                        graph_old |= graph.defined_names(conn, [stored])
+                file_id = tables.write_file(
+                    conn, project_id, analysis, embedded=ready.pending == 0, now=now
                 )
                 written.append(file_id)
-                if graph_kept:
-                    graph_old |= graph.defined_names(conn, [file_id])
-                conn.execute("DELETE FROM code_symbols WHERE file_id = ?", (file_id,))
-                conn.execute("DELETE FROM code_names WHERE file_id = ?", (file_id,))
-                conn.executemany(
-                    "INSERT INTO code_symbols (file_id, position, parent, kind, name, "
-                    "qualified_name, signature, docstring, start_line, end_line, "
-                    "start_byte, end_byte, name_line, name_column) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        (
-                            file_id,
-                            s.index,
-                            s.parent,
-                            s.kind,
-                            s.name,
-                            s.qualified_name,
-                            s.signature,
-                            s.docstring,
-                            s.start_line,
-                            s.end_line,
-                            s.start_byte,
-                            s.end_byte,
-                            s.name_line,
-                            s.name_column,
-                        )
-                        for s in analysis.symbols
-                    ],
-                )
-                conn.executemany(
-                    "INSERT INTO code_names (name, file_id, positions) VALUES (?, ?, ?)",
-                    [(n, file_id, p) for n, p in analysis.names.items()],
-                )
                 report.files_indexed += 1
                 report.symbols += len(analysis.symbols)
                 report.chunks += len(analysis.chunks)
@@ -386,48 +282,48 @@ class RepositoryIndexer:
     # -- embeddings --------------------------------------------------------------------
 
     def backfill(
-        self,
-        project: str,
-        *,
-        limit: int | None = None,
-        progress: Progress | None = None,
+        self, project: str, *, limit: int | None = None, progress: Progress | None = None
     ) -> int:
-        """Give vectors to the project's chunks that lack them (resumable at any point).
+        """Embed the project's chunks still waiting for vectors; returns how many got one.
 
-        Marks files whose chunks all have vectors as indexed. Returns how many
-        chunks got a vector.
+        Marks files whose chunks all have vectors as indexed. ``progress("embedded",
+        done, total)`` counts the chunks as they are embedded.
         """
+        name = check_project_name(project)
+        with self.store.snapshot() as conn:
+            project_id = tables.project(conn, name).id  # NotFoundError for an unknown one
+        done = self._embed(name, limit=limit, progress=progress)
+        self._mark_embedded(project_id, name)
+        return done
+
+    def _embed(
+        self, project: str, *, limit: int | None = None, progress: Progress | None = None
+    ) -> int:
         total = self.store.pending_embeddings(kind=KIND, collection=project)
-        done = self.store.backfill_embeddings(
+        return self.store.backfill_embeddings(
             kind=KIND,
             collection=project,
             batch_size=self.embed_batch,
             limit=limit,
             progress=(lambda n: progress("embedded", n, total)) if progress else None,
         )
-        return done
 
-    def mark_embedded(self, project_id: int, project: str) -> int:
+    def _mark_embedded(self, project_id: int, project: str) -> int:
         """Mark files whose chunks all have vectors; returns how many were marked."""
         with self.store.transaction() as conn:
-            pending = conn.execute(
-                "SELECT id, path FROM code_files WHERE project_id = ? AND embedded = 0",
-                (project_id,),
-            ).fetchall()
+            pending = tables.unembedded_files(conn, project_id)
             if not pending:
                 return 0
             if self.store.pending_embeddings(kind=KIND, collection=project) == 0:
-                ready = [int(i) for i, _ in pending]
+                ready = [i for i, _ in pending]
             else:
                 ready = [
-                    int(i)
+                    i
                     for i, rel in pending
                     if all(
                         c.has_embedding
                         for c in self.store.get_source(KIND, rel, collection=project)
                     )
                 ]
-            conn.executemany(
-                "UPDATE code_files SET embedded = 1 WHERE id = ?", [(i,) for i in ready]
-            )
+            tables.mark_embedded(conn, ready)
             return len(ready)

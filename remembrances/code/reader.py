@@ -1,0 +1,274 @@
+"""Reading the code index: search, symbols by name, outlines, references, stats.
+
+Search goes through ``Store.search`` (the one search engine) with the symbol's
+fields as chunk metadata filters; everything else reads the code layer's own
+tables through ``tables.py``. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInputError, NotFoundError
+from ..records import SearchResult
+from ..store import SearchMode, Store
+from ..validation import check_choices
+from . import tables
+from .checks import check_languages, check_name, check_project_name
+from .parsing.analysis import file_hash, source_lines
+from .parsing.identifiers import decode_positions
+from .parsing.symbols import SYMBOL_KINDS
+from .records import CodeHit, CodeSymbol, OutlineNode, ProjectInfo, ProjectStats, Reference
+from .tables import KIND, Project
+
+
+class IndexReader:
+    """The read side of the code layer."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # -- projects ----------------------------------------------------------------------
+
+    def project(self, name: Any) -> Project:
+        """The indexed project called ``name``; NotFoundError naming the others."""
+        checked = check_project_name(name)
+        with self.store.snapshot() as conn:
+            return tables.project(conn, checked)
+
+    def projects(self) -> list[ProjectInfo]:
+        with self.store.snapshot() as conn:
+            rows = tables.project_listing(conn)
+        return [ProjectInfo(n, r, c, _time(t)) for n, r, c, t in rows]
+
+    def stats(self, project: str) -> ProjectStats:
+        with self.store.snapshot() as conn:
+            found = tables.project(conn, check_project_name(project))
+            counts = tables.project_counts(conn, found.id)
+        return ProjectStats(
+            project=found.name,
+            root=found.root,
+            files=counts.files,
+            files_pending=counts.files_pending,
+            symbols=sum(counts.symbol_kinds.values()),
+            chunks=self.store.count(kind=KIND, collection=found.name),
+            pending_embeddings=self.store.pending_embeddings(kind=KIND, collection=found.name),
+            languages=counts.languages,
+            symbol_kinds=counts.symbol_kinds,
+            files_with_errors=counts.files_with_errors,
+            indexed_at=_time(counts.indexed_at),
+        )
+
+    # -- search --------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        project: str | None = None,
+        limit: int = 10,
+        languages: Iterable[str] | str | None = None,
+        kinds: Iterable[str] | str | None = None,
+        path: str | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> list[CodeHit]:
+        where: dict[str, Any] = {}
+        langs = check_languages(languages)
+        if langs is not None:
+            where["language"] = langs
+        if project is not None:
+            self.project(project)  # an unknown one is an error naming the others
+        if kinds is not None:
+            kind_list = [kinds] if isinstance(kinds, str) else list(kinds)
+            checked = [check_name(k, "kind") for k in kind_list]
+            where["kind"] = check_choices(checked, self._symbol_kinds(), "symbol kind")
+        if path is not None:
+            prefix = check_name(path, "path").replace("\\", "/").strip("/")
+            if prefix.startswith("./"):
+                prefix = prefix[2:]
+            if prefix and prefix != ".":
+                with self.store.snapshot() as conn:
+                    is_file = tables.is_file(conn, prefix, project)
+                if is_file:
+                    where["path"] = prefix
+                else:
+                    where["path"] = {"$gte": prefix + "/", "$lt": prefix + "0"}
+        collection = check_project_name(project) if project is not None else None
+        if self.store.embedder is None and mode == "hybrid":
+            mode = "text"  # a file opened without an embedder still answers by words
+        results = self.store.search(
+            query,
+            mode=mode,
+            limit=limit,
+            kind=KIND,
+            collection=collection,
+            where=where or None,
+        )
+        return self._hits(results)
+
+    def _symbol_kinds(self) -> set[str]:
+        """Kinds a search can ask for: those the parser gives, and any stored."""
+        with self.store.snapshot() as conn:
+            stored = tables.stored_kinds(conn)
+        return stored | set(SYMBOL_KINDS) | {"file"}
+
+    def _hits(self, results: list[SearchResult]) -> list[CodeHit]:
+        hits = []
+        with self.store.snapshot() as conn:
+            for r in results:
+                meta = r.metadata
+                symbol_id = None
+                if meta.get("symbol") is not None:
+                    symbol_id = tables.symbol_id(conn, r.collection, r.source, meta["symbol"])
+                offset = int(meta.get("code_offset", 0))
+                hits.append(
+                    CodeHit(
+                        score=r.score,
+                        project=r.collection,
+                        path=r.source,
+                        language=str(meta.get("language", "")),
+                        kind=str(meta.get("kind", "")),
+                        name=str(meta.get("name", "")),
+                        qualified_name=str(meta.get("qualified_name", "")),
+                        signature=str(meta.get("signature", "")),
+                        docstring=str(meta.get("docstring", "")),
+                        start_line=int(meta.get("start_line", 0)),
+                        end_line=int(meta.get("end_line", 0)),
+                        # the first line as it stands in the file, indented
+                        code=str(meta.get("indent", "")) + r.text[offset:],
+                        parent=meta.get("parent"),
+                        symbol_id=symbol_id,
+                        part=int(meta.get("part", 1)),
+                        parts=int(meta.get("parts", 1)),
+                        chunk_id=r.id,
+                        vector_score=r.vector_score,
+                        text_score=r.text_score,
+                        line_runs=meta.get("line_runs"),
+                    )
+                )
+        return hits
+
+    # -- symbols -------------------------------------------------------------------------
+
+    def find_symbol(
+        self,
+        name_or_qualified_name: str,
+        *,
+        project: str | None = None,
+        kind: str | Iterable[str] | None = None,
+        limit: int = 100,
+    ) -> list[CodeSymbol]:
+        """Symbols by exact name or qualified name (``Outer.method``, ``a::b`` too).
+
+        A qualified name also matches as a suffix (``Inner.run`` finds
+        ``Outer.Inner.run``); when nothing matches exactly, the match ignores case.
+        """
+        wanted = check_name(name_or_qualified_name, "name").replace("::", ".")
+        kinds = None
+        if kind is not None:
+            kinds = [check_name(k, "kind") for k in ([kind] if isinstance(kind, str) else kind)]
+        name = check_project_name(project) if project is not None else None
+        with self.store.snapshot() as conn:
+            return tables.find_symbols(conn, wanted, project=name, kinds=kinds, limit=limit)
+
+    def _file(self, conn: Any, file: Any, project: str | None) -> tuple[int, str]:
+        if not isinstance(file, str | os.PathLike):
+            raise InvalidInputError(f"file must be a path, not {type(file).__name__}")
+        raw = check_name(os.fspath(file), "file")
+        candidates: list[tuple[int, str]] = []
+        if project is not None:
+            projects = [tables.project(conn, check_project_name(project))]
+        else:
+            projects = tables.projects(conn)
+        for candidate in projects:
+            rel = raw.replace("\\", "/")
+            if Path(raw).is_absolute():
+                try:
+                    rel = Path(raw).resolve().relative_to(candidate.root).as_posix()
+                except (ValueError, OSError):
+                    continue
+            found = tables.file_id(conn, candidate.id, rel.removeprefix("./"))
+            if found is not None:
+                candidates.append((found, candidate.name))
+        if not candidates:
+            raise NotFoundError(f"{raw!r} is not an indexed file; index its repository first")
+        if len(candidates) > 1:
+            raise InvalidInputError(
+                f"{raw!r} is indexed in several projects "
+                f"({', '.join(n for _, n in candidates)}); pass project=..."
+            )
+        return candidates[0]
+
+    def outline(
+        self, file: str | os.PathLike[str], *, project: str | None = None
+    ) -> list[OutlineNode]:
+        """The nested symbol tree of one file, in source order."""
+        with self.store.snapshot() as conn:
+            file_id, _ = self._file(conn, file, project)
+            symbols = tables.file_symbols(conn, file_id)
+        nodes: dict[int, OutlineNode] = {}
+        roots: list[OutlineNode] = []
+        for symbol in symbols:
+            node = OutlineNode(symbol)
+            nodes[symbol.id] = node
+            parent = nodes.get(symbol.parent_id) if symbol.parent_id is not None else None
+            (parent.children if parent is not None else roots).append(node)
+        return roots
+
+    # -- references ----------------------------------------------------------------------
+
+    def references(
+        self, name: str, *, project: str | None = None, limit: int = 1000
+    ) -> list[Reference]:
+        """Where the identifier ``name`` occurs (a qualified name looks for its last part)."""
+        wanted = check_name(name, "name").replace("::", ".").rsplit(".", 1)[-1]
+        if not wanted:
+            raise InvalidInputError("name is empty")
+        in_project = check_project_name(project) if project is not None else None
+        out: list[Reference] = []
+        with self.store.snapshot() as conn:
+            for uses in tables.name_uses(conn, wanted, in_project):
+                symbols = tables.symbol_spans(conn, [uses.file_id]).get(uses.file_id, [])
+                lines, stale = _current_lines(Path(uses.root) / uses.path, uses.content_hash)
+                for line, column in decode_positions(uses.positions):
+                    enclosing = None
+                    for s in symbols:
+                        if s.start_line <= line <= s.end_line:
+                            enclosing = s.qualified_name  # later (inner) symbols win
+                    is_definition = any(
+                        s.name == wanted and s.name_line == line and s.name_column == column
+                        for s in symbols
+                    )
+                    text = lines[line - 1] if 0 < line <= len(lines) else ""
+                    out.append(
+                        Reference(
+                            project=uses.project,
+                            path=uses.path,
+                            line=line,
+                            column=column,
+                            symbol=enclosing,
+                            is_definition=is_definition,
+                            line_text=text.rstrip("\r\n"),
+                            stale=stale,
+                        )
+                    )
+                    if len(out) >= limit:
+                        return out
+        return out
+
+
+def _current_lines(path: Path, stored_hash: str) -> tuple[list[str], bool]:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return [], True
+    return source_lines(data), file_hash(data) != stored_hash
+
+
+def _time(value: Any) -> datetime | None:
+    """An epoch time from the table as an aware UTC datetime."""
+    return None if value is None else datetime.fromtimestamp(float(value), UTC)
