@@ -117,7 +117,7 @@ def main() -> int:
         args.data,
         embedder=embedder,
         enrich=not args.no_enrich,
-        progress=lambda message: print(message, file=sys.stderr, flush=True),
+        progress=lambda phase, _done, _total: print(phase, file=sys.stderr, flush=True),
     )
     elapsed = time.perf_counter() - started
     print(

@@ -112,7 +112,7 @@ def index_code(svc: remembrances.RemembrancesService) -> bool:
         task = bar.add_task("code: parsing", total=None, rate="")
         started = time.perf_counter()
 
-        def parsed(phase: str, done: int, total: int) -> None:
+        def parsed(phase: str, done: int, total: int | None) -> None:
             rate = done / max(time.perf_counter() - started, 1e-9)
             bar.update(task, description=f"code: {phase}", completed=done, total=total,
                        rate=f"{rate:.0f} files/s")  # fmt: skip

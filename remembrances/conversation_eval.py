@@ -21,7 +21,7 @@ import os
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +29,7 @@ from typing import Any
 
 from .embeddings import Embedder
 from .errors import InvalidInputError
+from .progress import Progress
 from .service import RemembrancesService
 from .store import Store
 
@@ -268,12 +269,14 @@ def evaluate(
     k: Sequence[int] = (5, 10),
     methods: Sequence[str] = METHODS,
     enrich: bool = True,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> ConversationEvaluation:
     """Log each conversation into its own store and measure evidence recall@k.
 
     ``db_dir`` keeps the stores between runs (logging again adds nothing, so a
     re-run costs only the searches); by default they live in a temporary folder.
+    ``progress(phase, done, total)`` names each conversation's phase and counts
+    the conversations done.
     """
     if embedder is None:
         from .embeddings import create
@@ -286,7 +289,7 @@ def evaluate(
     if not ks or ks[0] < 1 or ks[-1] > 100:
         raise InvalidInputError("k must be from 1 to 100")
     data = load(path)
-    say = progress or (lambda _message: None)
+    say: Progress = progress or (lambda _phase, _done, _total: None)
     result = ConversationEvaluation(
         Path(path).name, embedder.name, len(data), 0, sum(len(c.questions) for c in data), ks
     )
@@ -297,13 +300,17 @@ def evaluate(
     with tempfile.TemporaryDirectory(prefix="remembrances-eval-") as scratch:
         folder = Path(db_dir) if db_dir is not None else Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
-        for conv in data:
+        for number, conv in enumerate(data):
             file = folder / f"{conv.name.replace('/', '_')}.db"
             service = RemembrancesService(Store(file, embedder=embedder))
             try:
                 started = time.perf_counter()
                 turns = sum(len(m) for _, _, m in conv.sessions)
-                say(f"{conv.name}: logging {turns} turns in {len(conv.sessions)} sessions")
+                say(
+                    f"{conv.name}: logging {turns} turns in {len(conv.sessions)} sessions",
+                    number,
+                    len(data),
+                )
                 for session, at, messages in conv.sessions:
                     service.events.log_conversation(messages, session=session, at=at)
                 timer["log"] += time.perf_counter() - started
@@ -312,7 +319,7 @@ def evaluate(
                 for session, _, _ in conv.sessions:
                     for event in service.events.turns(session):
                         ids[str(event.id)] = str(event.metadata.get("id"))
-                say(f"{conv.name}: {len(conv.questions)} questions")
+                say(f"{conv.name}: {len(conv.questions)} questions", number, len(data))
                 for question in conv.questions:
                     search_found = False
                     for method in methods:

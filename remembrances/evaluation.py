@@ -20,13 +20,14 @@ import math
 import os
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from .embeddings import Embedder
 from .errors import InvalidInputError
+from .progress import Progress
 from .records import Chunk
 from .store import Fuse, SearchMode, Store
 
@@ -324,7 +325,7 @@ def evaluate(
     modes: Sequence[SearchMode] = MODES,
     k: int = 10,
     chunk_size: int | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> Evaluation:
     """Load a BEIR-layout folder into a store and measure each search mode on it.
 
@@ -338,6 +339,8 @@ def evaluate(
     None; :data:`WHOLE_DOCUMENTS` keeps each document whole, as BEIR does).
     ``kind="code"`` writes each document to a Python file and indexes the folder
     with the code indexer, so hits are the chunks it makes for each function.
+    ``progress(phase, done, total)`` names each phase (loading, then each mode's
+    searches) and counts the modes searched.
     """
     if embedder is None:
         from .embeddings import create
@@ -351,20 +354,20 @@ def evaluate(
     if not 1 <= k <= 100:
         raise InvalidInputError("k must be from 1 to 100")
     data = load_beir(path, split=split)
-    say = progress or (lambda _message: None)
+    say: Progress = progress or (lambda _phase, _done, _total: None)
     with tempfile.TemporaryDirectory(prefix="remembrances-eval-") as scratch:
         file = Path(db_path) if db_path is not None else Path(scratch) / "eval.db"
         store = Store(file, embedder=embedder)
         try:
-            say(f"loading {len(data.corpus)} documents from {data.name}")
+            say(f"loading {len(data.corpus)} documents from {data.name}", 0, None)
             started = time.perf_counter()
             sources = ingest(store, data, kind, scratch=Path(scratch), chunk_size=chunk_size)
             ingest_seconds = time.perf_counter() - started
             result = Evaluation(
                 data.name, split, embedder.name, len(sources), len(data.queries), ingest_seconds, k
             )
-            for mode in modes:
-                say(f"searching {len(data.queries)} queries, mode {mode}")
+            for done, mode in enumerate(modes):
+                say(f"searching {len(data.queries)} queries, mode {mode}", done, len(modes))
                 started = time.perf_counter()
                 rankings = rankings_for(
                     store,

@@ -19,15 +19,12 @@ have the file open with the old model must be restarted afterwards.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from .embeddings.base import Embedder
+from .progress import Progress
 from .store import Store
-
-#: ``progress(done, total)`` after each batch of texts is embedded.
-Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -53,7 +50,10 @@ def reembed(
     batch_size: int | None = None,
     progress: Progress | None = None,
 ) -> ReembedReport:
-    """Re-embed every chunk of the file at ``path`` with ``embedder`` and switch to it."""
+    """Re-embed every chunk of the file at ``path`` with ``embedder`` and switch to it.
+
+    ``progress("embedding", done, total)`` after each batch of texts is embedded.
+    """
     store = Store(path)  # no embedder: the model guard would refuse the new one
     try:
         old = store.embedder_name

@@ -39,6 +39,7 @@ from .errors import (
     SchemaVersionError,
 )
 from .fts_query import fts_query
+from .progress import Progress
 from .records import Chunk, SearchResult, StoredChunk, WriteReport
 from .schema import STORE_MIGRATIONS, migrate, vec0_script
 from .storage.filters import ChunkFilter, names
@@ -365,15 +366,15 @@ class Store:
         chunks: Sequence[Chunk],
         *,
         embed: bool = True,
-        progress: Callable[[int, int], None] | None = None,
+        progress: Progress | None = None,
     ) -> Prepared:
         """Validate chunks and compute their vectors (from the cache where possible).
 
         Runs outside any write transaction: embedding is slow and can fail, and the
         previous version of a source must stay intact when it does. Each batch of
         new vectors is cached at once, so an interrupted ingest resumes where it
-        stopped without paying for the same vectors twice. ``progress(done, total)``
-        counts the texts that need the embedder (cached ones cost nothing).
+        stopped without paying for the same vectors twice. ``progress("embedding",
+        done, total)`` counts the texts that need the embedder (cached ones cost nothing).
         """
         if self.db.in_transaction:
             raise RuntimeError("prepare() must not run inside a write transaction")
@@ -408,7 +409,7 @@ class Store:
         )
 
     def _vectors_for(
-        self, texts: Mapping[str, str], progress: Callable[[int, int], None] | None = None
+        self, texts: Mapping[str, str], progress: Progress | None = None
     ) -> tuple[dict[str, bytes], int]:
         """Blobs for ``{content_hash: text}``: cached ones, then newly embedded ones."""
         embedder = self._require_embedder()
@@ -418,11 +419,11 @@ class Store:
         if progress is not None and missing:
             done = [0]
             report = progress
-            report(0, len(missing))
+            report("embedding", 0, len(missing))
 
             def advance(n: int) -> None:
                 done[0] += n
-                report(done[0], len(missing))
+                report("embedding", done[0], len(missing))
 
             step = advance
         found.update(self._embed_into_cache(embedder, missing, progress=step))
@@ -479,12 +480,12 @@ class Store:
         texts: Mapping[str, str],
         *,
         batch_size: int | None = None,
-        progress: Callable[[int, int], None] | None = None,
+        progress: Progress | None = None,
     ) -> int:
         """Put vectors from ``embedder`` for ``texts`` in the cache; returns how many were new.
 
         Resumable: texts already cached for that embedder are skipped. ``progress`` is
-        called with (texts done, texts in all), cached ones counting as done.
+        called as ``("embedding", texts done, texts in all)``, cached ones counting as done.
         """
         with self.db.read() as conn:
             cached = {
@@ -500,7 +501,7 @@ class Store:
             nonlocal done
             done += count
             if progress is not None:
-                progress(done, len(texts))
+                progress("embedding", done, len(texts))
 
         step(0)
         self._embed_into_cache(embedder, missing, batch_size=batch_size, progress=step, keep=False)
@@ -665,12 +666,12 @@ class Store:
         collection: str | None = None,
         batch_size: int = 256,
         limit: int | None = None,
-        progress: Any = None,
+        progress: Progress | None = None,
     ) -> int:
         """Give vectors to chunks written with ``embed=False``; resumable at any point.
 
-        ``progress`` (optional) is called with the number of chunks done after each
-        batch. Returns how many chunks got a vector.
+        ``progress("embedded", done, None)`` (optional) counts the chunks done after
+        each batch. Returns how many chunks got a vector.
         """
         done = 0
         sql, params = self._filter_sql(kind=kind, collection=collection)
@@ -695,7 +696,7 @@ class Store:
                 )
             done += len(rows)
             if progress is not None:
-                progress(done)
+                progress("embedded", done, None)
         return done
 
     # -- reading -----------------------------------------------------------------------

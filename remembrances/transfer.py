@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .errors import InvalidInputError
+from .progress import Progress
 from .records import Chunk
 
 if TYPE_CHECKING:
@@ -169,10 +170,13 @@ def import_records(
     svc: RemembrancesService,
     records: Iterable[tuple[int, dict[str, Any]]],
     *,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
 ) -> TransferReport:
     """Store each record through its layer's public API. Documents and chunk sources
-    replace what has the same name; identical events are stored once."""
+    replace what has the same name; identical events are stored once.
+
+    ``progress("imported", done, None)`` counts the records stored (the total of a
+    stream is not known ahead)."""
     report = TransferReport()
     done = 0
     for number, record in records:
@@ -225,7 +229,7 @@ def import_records(
         report.count(kind)
         done += 1
         if progress is not None:
-            progress(done)
+            progress("imported", done, None)
     return report
 
 
@@ -233,6 +237,6 @@ def import_jsonl(
     svc: RemembrancesService,
     lines: Iterable[str],
     *,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
 ) -> TransferReport:
     return import_records(svc, read_jsonl(lines), progress=progress)

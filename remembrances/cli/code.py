@@ -11,7 +11,6 @@ from rich.text import Text
 from rich.tree import Tree
 
 from .app import State, cli, json_option, pass_state
-from .options import progress_for
 from .output import when
 from .render import first, hits_view, record, records
 
@@ -38,9 +37,9 @@ def index(
     """Index (or incrementally re-index) a repository."""
     indexer = state.service(create=True).code
     extra: dict[str, Any] = {"embed": False} if no_embed else {}
-    with progress_for(state.out, f"indexing {path}", indexer.index) as hook:
+    with state.out.progress(f"indexing {path}") as bar:
         report = indexer.index(
-            path, project=project, languages=list(languages) or None, **extra, **hook
+            path, project=project, languages=list(languages) or None, **extra, progress=bar
         )
     data = record(report)
     shown: dict[str, Any] = {
@@ -64,8 +63,8 @@ def backfill(state: State, project: str | None) -> None:
     names = [project] if project is not None else [p.name for p in indexer.projects()]
     done: dict[str, int] = {}
     for name in names:
-        with progress_for(state.out, f"embedding {name}", indexer.backfill) as hook:
-            done[name] = indexer.backfill(name, **hook)
+        with state.out.progress(f"embedding {name}") as bar:
+            done[name] = indexer.backfill(name, progress=bar)
     pending = sum(indexer.stats(name).pending_embeddings for name in names)
     data = {"embedded": done, "pending_embeddings": pending}
     human = ", ".join(f"{name}: {n:,} embedded" for name, n in done.items()) or "no projects"

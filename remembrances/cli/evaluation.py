@@ -78,7 +78,7 @@ def evaluate(
             kind=kind,  # type: ignore[arg-type]
             modes=modes or MODES,  # type: ignore[arg-type]
             k=k,
-            progress=task.describe,
+            progress=task,
         )
     if state.out.as_json:
         state.out.json(record(result))
@@ -107,7 +107,7 @@ def _conversations(state: State, path: Path, k: int, db_dir: Path | None, enrich
             db_dir=db_dir,
             k=(5, k),
             enrich=enrich,
-            progress=task.describe,
+            progress=task,
         )
     if state.out.as_json:
         state.out.json(record(result))

@@ -229,8 +229,8 @@ def import_(
         done = 0
         for part in sessions:
 
-            def progress(n: int, _total: int, base: int = done) -> None:
-                task.done(base + n)
+            def progress(_phase: str, n: int, _total: int | None, base: int = done) -> None:
+                task.done(base + n)  # one count over every session's turns
 
             results.append(
                 log_.log_conversation(

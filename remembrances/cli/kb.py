@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from .app import State, cli, json_option, pass_state
-from .options import meta_option, parse_metadata, progress_for
+from .options import meta_option, parse_metadata
 from .render import hits_view, record, records
 
 MODES = click.Choice(["hybrid", "vector", "text"])
@@ -97,9 +97,9 @@ def ingest(
     """Ingest a file or directory tree; unchanged files are skipped, deleted ones removed."""
     knowledge = state.service(create=True).kb
     extra: dict[str, Any] = {} if max_bytes is None else {"max_bytes": max_bytes}
-    with progress_for(state.out, f"ingesting {path}", knowledge.ingest) as hook:
+    with state.out.progress(f"ingesting {path}") as bar:
         report = knowledge.ingest(
-            path, collection=collection, patterns=list(patterns) or None, **extra, **hook
+            path, collection=collection, patterns=list(patterns) or None, **extra, progress=bar
         )
     data = record(report)
     state.out.emit(data, state.out.mapping(_counts(data), title=f"ingested {path}"))

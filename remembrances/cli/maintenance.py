@@ -45,13 +45,8 @@ def reembed(state: State, spec: str | None, batch_size: int | None) -> None:
     from ..reembed import reembed as run
 
     new = create_embedder(spec)
-    with state.out.progress(f"re-embedding for {new.name}") as task:
-
-        def progress(done: int, total: int) -> None:
-            task.total(total)
-            task.done(done)
-
-        report = run(state.db, new, batch_size=batch_size, progress=progress)
+    with state.out.progress(f"re-embedding for {new.name}") as bar:
+        report = run(state.db, new, batch_size=batch_size, progress=bar)
     data = record(report)
     state.out.emit(data, state.out.mapping(data, title="re-embedded"))
 
@@ -95,8 +90,8 @@ def import_(state: State, file: Path) -> None:
     svc = state.service(create=True)
     handle = sys.stdin if str(file) == "-" else file.open(encoding="utf-8")
     try:
-        with state.out.progress(f"importing {file}") as task:
-            report = import_jsonl(svc, handle, progress=task.done)
+        with state.out.progress(f"importing {file}") as bar:
+            report = import_jsonl(svc, handle, progress=bar)
     finally:
         if handle is not sys.stdin:
             handle.close()

@@ -29,7 +29,13 @@ SNIPPET_CHARS = 240
 
 
 class ProgressTask(Protocol):
-    """What long-running commands report to: a total once known, then done counts."""
+    """What long-running commands report to: a total once known, then done counts.
+
+    It is also a :class:`remembrances.progress.Progress`: pass it as ``progress=``
+    to any long call, and each phase the call names gets its own count and rate.
+    """
+
+    def __call__(self, phase: str, done: int, total: int | None, /) -> None: ...
 
     def total(self, total: int | None) -> None: ...
 
@@ -41,6 +47,9 @@ class ProgressTask(Protocol):
 
 
 class _Silent:
+    def __call__(self, phase: str, done: int, total: int | None, /) -> None:
+        pass
+
     def total(self, total: int | None) -> None:
         pass
 
@@ -55,9 +64,16 @@ class _Silent:
 
 
 class _RichTask:
-    def __init__(self, progress: Progress, task: Any) -> None:
+    def __init__(self, progress: Progress, task: Any, what: str = "") -> None:
         self._progress = progress
         self._task = task
+        self._what = what
+
+    def __call__(self, phase: str, done: int, total: int | None, /) -> None:
+        self.describe(f"{self._what}: {phase}" if self._what else phase)
+        if total is not None:
+            self.total(total)
+        self.done(done)
 
     def total(self, total: int | None) -> None:
         self._progress.update(self._task, total=total)
@@ -142,14 +158,14 @@ class Output:
         )
         with Progress(*columns, console=self.err, transient=False) as progress:
             task = progress.add_task(what, total=total, rate="")
-            yield _RateTask(progress, task)
+            yield _RateTask(progress, task, what)
 
 
 class _RateTask(_RichTask):
     """Adds a rate column ("123.4/s"): items done since the phase began, per second."""
 
-    def __init__(self, progress: Progress, task: Any) -> None:
-        super().__init__(progress, task)
+    def __init__(self, progress: Progress, task: Any, what: str = "") -> None:
+        super().__init__(progress, task, what)
         self._started = time.perf_counter()
 
     def _refresh_rate(self) -> None:

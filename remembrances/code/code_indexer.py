@@ -12,6 +12,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
 
+from ..progress import Progress
 from ..store import SearchMode, Store
 from .checks import check_languages, check_root
 from .discovery import DEFAULT_MAX_FILE_BYTES, discover
@@ -28,7 +29,7 @@ from .records import (
 )
 from .repo_map import DEFAULT_BUDGET_TOKENS, RepoMap, RepoMapper, TokenCounter
 from .tables import CODE_MIGRATIONS
-from .writer import IndexWriter, Progress
+from .writer import IndexWriter
 
 
 class CodeIndexer:

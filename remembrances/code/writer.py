@@ -19,10 +19,11 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from ..errors import InvalidInputError
+from ..progress import Progress
 from ..store import Store
 from . import graph, tables
 from .checks import check_languages, check_project_name, check_root
@@ -50,8 +51,6 @@ WRITE_BATCH_CHUNKS = 4000
 #: When more files changed than this (or a quarter of the project), the
 #: reference graph is rebuilt whole after the run instead of updated per batch.
 GRAPH_REBUILD_MIN_FILES = 64
-
-Progress = Callable[[str, int, int], None]
 
 
 def default_workers() -> int:
@@ -300,12 +299,14 @@ class IndexWriter:
         self, project: str, *, limit: int | None = None, progress: Progress | None = None
     ) -> int:
         total = self.store.pending_embeddings(kind=KIND, collection=project)
+        if limit is not None:
+            total = min(total, limit)
         return self.store.backfill_embeddings(
             kind=KIND,
             collection=project,
             batch_size=self.embed_batch,
             limit=limit,
-            progress=(lambda n: progress("embedded", n, total)) if progress else None,
+            progress=(lambda phase, n, _: progress(phase, n, total)) if progress else None,
         )
 
     def _mark_embedded(self, project_id: int, project: str) -> int:

@@ -14,12 +14,13 @@ import json
 import math
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidInputError, NotFoundError, StorageError
+from ..progress import Progress
 from ..records import Chunk
 from ..store import Prepared, SearchMode, Store
 from ..validation import check_unicode
@@ -295,7 +296,7 @@ class EventLog:
         user: str | None = None,
         at: datetime | str | float | None = None,
         metadata: Mapping[str, Any] | None = None,
-        progress: Callable[[int, int], None] | None = None,
+        progress: Progress | None = None,
     ) -> LoggedConversation:
         """Log chat messages as the turns of ``session``: one embedding pass, one transaction.
 
@@ -309,7 +310,7 @@ class EventLog:
         (default now). Logging the session again adds only the turns not yet
         stored (see :func:`conversation.new_turns`). Every message is checked
         first: one bad message raises :class:`InvalidInputError` and nothing is
-        written. ``progress(done, total)`` is called as turns are embedded (turns
+        written. ``progress("embedding", done, total)`` is called as turns are embedded (turns
         whose text is in the embedding cache are not counted).
         """
         session = scope_name(session, "session")

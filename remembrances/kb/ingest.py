@@ -23,6 +23,7 @@ from typing import Any
 
 from ..chunking import format_for
 from ..errors import InvalidInputError, NotFoundError
+from ..progress import Progress
 from .discovery import DEFAULT_MAX_BYTES, FoundFile, discover, read_text, under
 from .knowledge_base import (
     EMBED_GROUP_CHUNKS,
@@ -64,7 +65,7 @@ def ingest(
     metadata: Mapping[str, Any] | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     include_hidden: bool = False,
-    progress: Callable[[str, int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> IngestReport:
     """One incremental pass over a file or a directory tree; see the module docstring.
 
@@ -217,15 +218,13 @@ def _source_for(
     return name
 
 
-def _embedding(
-    progress: Callable[[str, int, int], None] | None, files_done: int, files: int
-) -> Callable[[int, int], None] | None:
+def _embedding(progress: Progress | None, files_done: int, files: int) -> Progress | None:
     """The group's embedding as its own phase; files are counted again when it ends."""
     if progress is None:
         return None
 
-    def report(done: int, total: int) -> None:
-        progress("embedding", done, total)
+    def report(phase: str, done: int, total: int | None) -> None:
+        progress(phase, done, total)
         if done == total:
             progress("files", files_done, files)
 
@@ -236,7 +235,7 @@ def _flush(
     kb: KnowledgeBase,
     group: list[StagedDocument],
     report: IngestReport,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> None:
     done = kb._commit(group, progress)
     report.embedded += done.embedded

@@ -17,7 +17,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +25,7 @@ from typing import Any
 
 from ..chunking import FORMATS, HEADING_SEPARATOR, Chunker, Format, format_for
 from ..errors import InvalidInputError, NotFoundError
+from ..progress import Progress
 from ..records import Chunk
 from ..store import Prepared, SearchMode, Store, Where, content_hash
 from ..validation import check_text, check_unicode
@@ -268,7 +269,7 @@ class KnowledgeBase:
     def _commit(
         self,
         staged: Sequence[StagedDocument],
-        progress: Callable[[int, int], None] | None = None,
+        progress: Progress | None = None,
     ) -> _Committed:
         """Embed every staged document's chunks, then write them all in one transaction."""
         prepared = self.store.prepare([c for s in staged for c in s.chunks], progress=progress)
@@ -589,7 +590,7 @@ class KnowledgeBase:
         metadata: Mapping[str, Any] | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
         include_hidden: bool = False,
-        progress: Callable[[str, int, int], None] | None = None,
+        progress: Progress | None = None,
     ) -> IngestReport:
         """Bring a file or a directory tree into ``collection``; see :mod:`.ingest`."""
         from .ingest import ingest

@@ -9,7 +9,6 @@ import pytest
 from rich.console import Console
 
 import remembrances
-from remembrances.cli.options import progress_for
 from remembrances.cli.output import Output
 
 
@@ -29,11 +28,11 @@ def _repo(root: Path) -> Path:
 
 def test_code_index_progress_shows_phases_and_counts(tmp_path: Path) -> None:
     out, buffer = _terminal_output()
-    with remembrances.open(tmp_path / "m.db", embedder="hash:64") as svc:
-        index = svc.code.index
-        with progress_for(out, "indexing", index) as hook:
-            assert "progress" in hook
-            report = index(_repo(tmp_path / "repo"), **hook)
+    with (
+        remembrances.open(tmp_path / "m.db", embedder="hash:64") as svc,
+        out.progress("indexing") as bar,
+    ):
+        report = svc.code.index(_repo(tmp_path / "repo"), progress=bar)
     assert report.files_indexed == 3
     shown = buffer.getvalue()
     assert "indexing: embedded" in shown or "indexing: written" in shown
@@ -41,13 +40,16 @@ def test_code_index_progress_shows_phases_and_counts(tmp_path: Path) -> None:
     assert "/s" in shown  # a rate
 
 
-def test_no_progress_hook_without_a_terminal(tmp_path: Path) -> None:
+def test_no_bar_without_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = Output(quiet=None)  # pytest's stderr is not a terminal
+    assert not out.show_progress
     with (
         remembrances.open(tmp_path / "m.db", embedder="hash:64") as svc,
-        progress_for(out, "indexing", svc.code.index) as hook,
+        out.progress("indexing") as bar,
     ):
-        assert hook == {}
+        report = svc.code.index(_repo(tmp_path / "repo"), progress=bar)
+    assert report.files_indexed == 3
+    assert "indexing" not in capsys.readouterr().err
     assert not Output(as_json=True, quiet=False).show_progress  # never under --json
 
 
@@ -59,28 +61,51 @@ def test_kb_ingest_progress_counts_files(tmp_path: Path) -> None:
         (docs / f"n{i}.md").write_text(f"# Note {i}\n\nbody {i}\n")
     with (
         remembrances.open(tmp_path / "m.db", embedder="hash:64") as svc,
-        progress_for(out, "ingesting", svc.kb.ingest) as hook,
+        out.progress("ingesting") as bar,
     ):
-        assert "progress" in hook
-        report = svc.kb.ingest(docs, **hook)
+        report = svc.kb.ingest(docs, progress=bar)
     assert len(report.added) == 4
     shown = buffer.getvalue()
     assert "ingesting: files" in shown
     assert "4/4" in shown
 
 
-def test_a_function_without_a_progress_parameter_gets_an_indeterminate_bar(
-    tmp_path: Path,
-) -> None:
+def test_a_call_without_progress_reports_gets_an_indeterminate_bar(tmp_path: Path) -> None:
     out, buffer = _terminal_output()
+    with out.progress("exporting"):  # nothing reports a count
+        (tmp_path / "out.txt").write_text("done")
+    shown = buffer.getvalue()
+    assert "exporting" in shown and "0/?" in shown
 
-    def export(path: Path) -> None:  # takes no progress callback
-        path.write_text("done")
 
-    with progress_for(out, "exporting", export) as hook:
-        assert hook == {}
-        export(tmp_path / "out.txt")
-    assert "exporting" in buffer.getvalue()
+def test_every_long_call_reports_phase_done_total(tmp_path: Path) -> None:
+    """One callback shape for all of them (issue 17 item 2): no call-specific adapters."""
+    from remembrances.reembed import reembed
+    from remembrances.transfer import import_jsonl
+
+    calls: list[tuple[object, ...]] = []
+
+    def record(phase: str, done: int, total: int | None) -> None:
+        assert isinstance(phase, str) and isinstance(done, int)
+        assert total is None or isinstance(total, int)
+        calls.append((phase, done, total))
+
+    with remembrances.open(tmp_path / "m.db", embedder="hash:64") as svc:
+        svc.events.log_conversation(
+            [{"role": "user", "content": "hello there"}], session="s1", progress=record
+        )
+        assert calls[-1] == ("embedding", 1, 1)
+        svc.code.index(_repo(tmp_path / "repo"), embed=False)
+        svc.code.backfill("repo", progress=record)
+        assert calls[-1] == ("embedded", 3, 3)
+        lines = [
+            '{"type": "remembrances-export", "version": 1}',
+            '{"type": "event", "content": "imported", "subject": "x"}',
+        ]
+        report = import_jsonl(svc, lines, progress=record)
+        assert report and calls[-1] == ("imported", 1, None)
+    reembed(tmp_path / "m.db", remembrances.embeddings.create("hash:32"), progress=record)
+    assert calls[-1][0] == "embedding" and calls[-1][1] == calls[-1][2]
 
 
 def test_kb_ingest_counts_the_chunks_it_embeds_as_their_own_phase(tmp_path: Path) -> None:

@@ -24,11 +24,11 @@ def _store_with_pending(path: Path) -> None:
 def test_reembed_swaps_every_vector_and_both_vector_engines_agree(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     _store_with_pending(path)
-    seen: list[tuple[int, int]] = []
-    report = reembed(path, HashEmbedder(32), progress=lambda d, t: seen.append((d, t)))
+    seen: list[tuple[str, int, int | None]] = []
+    report = reembed(path, HashEmbedder(32), progress=lambda *a: seen.append(a))
     assert (report.old_embedder, report.new_embedder, report.dim) == ("hash:64", "hash:32", 32)
     assert report.chunks == 4 and report.texts == 3 and report.pending == 0
-    assert seen[-1] == (3, 3)
+    assert seen[-1] == ("embedding", 3, 3)
     with remembrances.open(path) as svc:  # reopens with the recorded model
         assert svc.embedder is not None and svc.embedder.name == "hash:32"
         assert svc.check().problems == []  # FTS, vec0, blobs and the model record agree

@@ -235,9 +235,9 @@ def test_hostile_conversation_arguments(
 
 
 def test_progress_counts_the_turns_embedded(events: EventLog) -> None:
-    calls: list[tuple[int, int]] = []
-    events.log_conversation(TRANSCRIPT, session="p", progress=lambda d, t: calls.append((d, t)))
-    assert calls and calls[-1] == (3, 3)
+    calls: list[tuple[str, int, int | None]] = []
+    events.log_conversation(TRANSCRIPT, session="p", progress=lambda *a: calls.append(a))
+    assert calls and calls[-1] == ("embedding", 3, 3)
 
 
 def test_a_failed_embedding_writes_no_turn(db_path: Any) -> None:
