@@ -14,9 +14,12 @@ import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import errors
+
+if TYPE_CHECKING:
+    from ..progress import Progress
 
 TIMEOUT_SECONDS = 600.0  # indexing a large repository is one request
 
@@ -102,7 +105,9 @@ class _KB:
         return self._c.call("POST", "/v1/kb/documents", {**body, "metadata": metadata})
 
     def ingest(self, path: str | Path, *, collection: str = "default",
-               patterns: Sequence[str] | None = None) -> Any:  # fmt: skip
+               patterns: Sequence[str] | None = None,
+               progress: Progress | None = None) -> Any:  # fmt: skip
+        """The server reports no progress: a bar given as ``progress`` stays indeterminate."""
         body = {"path": _absolute(path), "collection": collection, "patterns": patterns}
         return self._c.call("POST", "/v1/kb/ingest", body)
 
@@ -166,7 +171,9 @@ class _Code:
         self._c = client
 
     def index(self, path: str | Path, *, project: str | None = None,
-              languages: Sequence[str] | None = None) -> Any:  # fmt: skip
+              languages: Sequence[str] | None = None,
+              progress: Progress | None = None) -> Any:  # fmt: skip
+        """The server reports no progress: a bar given as ``progress`` stays indeterminate."""
         body = {"path": _absolute(path), "project": project, "languages": languages}
         return self._c.call("POST", "/v1/code/index", body)
 
