@@ -44,9 +44,10 @@ from .records import Chunk, SearchResult, StoredChunk, WriteReport
 from .schema import STORE_MIGRATIONS, migrate, vec0_script
 from .storage.filters import ChunkFilter, names
 from .storage.filters import Where as Where
+from .storage.in_lists import in_lists
 from .storage.sqlite_transaction import SqliteTransaction
 from .text_match import text_match
-from .validation import check_text, check_unicode
+from .validation import check_min_score, check_name, check_text, check_unicode, encode_metadata
 from .vector_index import VectorIndex
 
 log = logging.getLogger(__name__)
@@ -57,7 +58,6 @@ Fuse = Literal["pointwise", "rrf"]
 
 MAX_CHUNK_CHARS = 1_000_000
 MAX_QUERY_CHARS = 100_000
-MAX_METADATA_BYTES = 1_000_000
 MAX_LIMIT = 1000
 #: Texts per embedder call, unless the embedder asks for another size (its
 #: ``call_size``); each batch is cached as soon as it returns.
@@ -109,10 +109,6 @@ def _check_text(value: Any, what: str, *, limit: int = MAX_CHUNK_CHARS) -> str:
     return check_text(value, what, limit=limit)
 
 
-def _check_name(value: Any, what: str) -> str:
-    return _check_text(value, what, limit=4096)
-
-
 def _as_timestamp(value: float | datetime | str | None, what: str) -> float | None:
     """Seconds since the epoch (UTC). Naive datetimes are local time."""
     if value is None:
@@ -127,24 +123,6 @@ def _as_timestamp(value: float | datetime | str | None, what: str) -> float | No
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise InvalidInputError(f"{what} must be a datetime, an ISO string or epoch seconds")
     return float(value)
-
-
-def _metadata_json(metadata: Any) -> str:
-    if metadata is None:
-        return "{}"
-    if not isinstance(metadata, Mapping):
-        raise InvalidInputError(f"metadata must be a mapping, not {type(metadata).__name__}")
-    for key in metadata:
-        if not isinstance(key, str):
-            raise InvalidInputError(f"metadata keys must be strings, got {key!r}")
-    try:
-        encoded = json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False, default=str)
-        encoded.encode("utf-8")
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"metadata cannot be stored as JSON: {exc}") from exc
-    if len(encoded) > MAX_METADATA_BYTES:
-        raise InvalidInputError(f"metadata is {len(encoded):,} bytes as JSON; the limit is 1 MB")
-    return encoded
 
 
 def _admit(path: str, kind: FileKind, *, create: bool | None, read_only: bool) -> None:
@@ -391,7 +369,7 @@ class Store:
             validated.append(
                 (
                     text,
-                    _metadata_json(chunk.metadata),
+                    encode_metadata(chunk.metadata),
                     embed_text,
                     content_hash(embed_text or text),
                     _as_timestamp(chunk.ts, f"chunk {i} ts"),
@@ -543,9 +521,7 @@ class Store:
     def _cached(self, embedder: str, hashes: Sequence[str]) -> dict[str, bytes]:
         found: dict[str, bytes] = {}
         with self.db.read() as conn:
-            for start in range(0, len(hashes), 500):
-                part = list(hashes[start : start + 500])
-                marks = ",".join("?" * len(part))
+            for part, marks in in_lists(hashes):
                 for h, blob in conn.execute(
                     "SELECT content_hash, embedding FROM embedding_cache "
                     f"WHERE embedder = ? AND content_hash IN ({marks})",
@@ -558,9 +534,9 @@ class Store:
         self, kind: str, collection: str, source: str, prepared: Prepared
     ) -> list[int]:
         """Replace every chunk of one source with ``chunks`` (inside a transaction)."""
-        kind = _check_name(kind, "kind")
-        collection = _check_name(collection, "collection")
-        source = _check_name(source, "source")
+        kind = check_name(kind, "kind")
+        collection = check_name(collection, "collection")
+        source = check_name(source, "source")
         now = time.time()
         with self.db.write() as conn:
             conn.execute(
@@ -626,15 +602,16 @@ class Store:
     def delete_source(self, kind: str, source: str, *, collection: str | None = None) -> int:
         """Delete a source's chunks (in every collection unless one is named)."""
         sql = "DELETE FROM chunks WHERE kind = ? AND source = ?"
-        params: list[Any] = [kind, source]
+        params: list[Any] = [check_name(kind, "kind"), check_name(source, "source")]
         if collection is not None:
             sql += " AND collection = ?"
-            params.append(collection)
+            params.append(check_name(collection, "collection"))
         with self.db.write() as conn:
             conn.execute(sql, params)
             return int(conn.changes())
 
     def delete_collection(self, kind: str, collection: str) -> int:
+        kind, collection = check_name(kind, "kind"), check_name(collection, "collection")
         with self.db.write() as conn:
             conn.execute("DELETE FROM chunks WHERE kind = ? AND collection = ?", (kind, collection))
             return int(conn.changes())
@@ -836,8 +813,7 @@ class Store:
             raise InvalidInputError(f"fuse must be 'pointwise' or 'rrf', not {fuse!r}")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             raise InvalidInputError(f"limit must be an integer from 1 to {MAX_LIMIT}")
-        if not isinstance(min_score, int | float) or not 0.0 <= min_score <= 1.0:
-            raise InvalidInputError("min_score must be a number from 0 to 1")
+        min_score = check_min_score(min_score)
         if mmr is not None and not (isinstance(mmr, int | float) and 0.0 <= mmr <= 1.0):
             raise InvalidInputError("mmr (lambda) must be a number from 0 to 1")
         if rerank and self.reranker is None:
@@ -1054,10 +1030,9 @@ class Store:
             with self._index_lock:
                 vectors = {i: v.copy() for i, v in self._index.vectors(ids).items()}
         else:
-            for start in range(0, len(ids), 500):
-                part = ids[start : start + 500]
+            for part, marks in in_lists(ids):
                 for i, blob in conn.execute(
-                    f"SELECT id, embedding FROM chunks WHERE id IN ({','.join('?' * len(part))}) "
+                    f"SELECT id, embedding FROM chunks WHERE id IN ({marks}) "
                     "AND embedding IS NOT NULL",
                     part,
                 ):
@@ -1073,11 +1048,10 @@ class Store:
             return []
         ids = [f.id for f in fused]
         rows: dict[int, tuple[Any, ...]] = {}
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
+        for part, marks in in_lists(ids):
             for row in conn.execute(
                 "SELECT id, kind, collection, source, position, text, metadata, ts FROM chunks "
-                f"WHERE id IN ({','.join('?' * len(part))})",
+                f"WHERE id IN ({marks})",
                 part,
             ):
                 rows[row[0]] = row

@@ -3,15 +3,24 @@
 One place, so that the store, the domain layers and the embedders refuse the same
 things with the same words: non-strings, blank text, text over a limit, and lone
 surrogates (what decoding invalid UTF-8 with ``surrogateescape`` leaves behind,
-which SQLite and every provider would reject later, less clearly).
+which SQLite and every provider would reject later, less clearly). Names
+(collections, sources, projects, sessions), metadata and score thresholds are
+checked here too; a domain layer chooses only its limits and reserved keys.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+import math
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from .errors import InvalidInputError
+
+#: Longest name (collection, source, title, subject) a layer accepts unless it sets its own.
+MAX_NAME_CHARS = 4096
+#: Largest metadata, as UTF-8 JSON, that any record may carry.
+MAX_METADATA_BYTES = 1_000_000
 
 
 def check_unicode(value: str, what: str) -> str:
@@ -26,6 +35,8 @@ def check_unicode(value: str, what: str) -> str:
 
 def check_text(value: Any, what: str, *, limit: int | None = None, blank_ok: bool = False) -> str:
     """``value`` if it is usable text, else an :class:`InvalidInputError` naming ``what``."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        raise InvalidInputError(f"{what} is binary data; decode it to text (UTF-8) first")
     if not isinstance(value, str):
         raise InvalidInputError(f"{what} must be a string, not {type(value).__name__}")
     if not blank_ok and not value.strip():
@@ -33,6 +44,77 @@ def check_text(value: Any, what: str, *, limit: int | None = None, blank_ok: boo
     if limit is not None and len(value) > limit:
         raise InvalidInputError(f"{what} is {len(value):,} characters; the limit is {limit:,}")
     return check_unicode(value, what)
+
+
+def check_name(
+    value: Any,
+    what: str,
+    *,
+    limit: int = MAX_NAME_CHARS,
+    strip: bool = False,
+    blank_ok: bool = False,
+) -> str:
+    """A name that identifies something (a collection, a source, a project, a session).
+
+    ``strip`` is for names typed by people, where surrounding spaces are never
+    meant (a project, a session); names that are stored keys as given (a
+    document's source) keep them, so the same spelling finds the same row.
+    """
+    if strip and isinstance(value, str):
+        value = value.strip()
+    return check_text(value, what, limit=limit, blank_ok=blank_ok)
+
+
+def encode_metadata(value: Any, what: str = "metadata", *, reserved: Collection[str] = ()) -> str:
+    """``value`` as the JSON text stored for it: a mapping with string keys, at most 1 MB.
+
+    Keys are sorted, so equal metadata is equal text (events deduplicate on it).
+    Values JSON cannot hold are stored as their ``str()``; NaN and infinities are
+    refused (SQLite's JSON functions would reject the row later). ``reserved``
+    names keys the library sets itself.
+    """
+    if value is None:
+        return "{}"
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(f"{what} must be a mapping, not {type(value).__name__}")
+    for key in value:
+        if not isinstance(key, str):
+            raise InvalidInputError(f"{what} keys must be strings (JSON), got {key!r}")
+    taken = sorted(set(reserved).intersection(value))
+    if taken:
+        raise InvalidInputError(f"{what} keys {taken} are set by the library; rename them")
+    try:
+        encoded = json.dumps(
+            dict(value), ensure_ascii=False, allow_nan=False, sort_keys=True, default=str
+        )
+        size = len(encoded.encode("utf-8"))
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
+        raise InvalidInputError(f"{what} cannot be stored as JSON: {exc}") from exc
+    if size > MAX_METADATA_BYTES:
+        raise InvalidInputError(
+            f"{what} is {size:,} bytes as JSON; the limit is {MAX_METADATA_BYTES:,}"
+        )
+    return encoded
+
+
+def check_metadata(
+    value: Any, what: str = "metadata", *, reserved: Collection[str] = ()
+) -> dict[str, Any]:
+    """``value`` as it will be stored and read back (see :func:`encode_metadata`)."""
+    decoded: dict[str, Any] = json.loads(encode_metadata(value, what, reserved=reserved))
+    return decoded
+
+
+def check_min_score(value: Any, what: str = "min_score") -> float:
+    """A score threshold: a finite number from 0 to 1, the range of every fused score."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0.0 <= value <= 1.0
+    ):
+        raise InvalidInputError(f"{what} must be a number from 0 to 1, not {value!r}")
+    return float(value)
 
 
 def check_choices(

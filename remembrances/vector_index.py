@@ -34,6 +34,7 @@ import numpy.typing as npt
 
 from . import vec0_storage
 from .embeddings.base import Vectors
+from .storage.in_lists import in_lists
 
 _GROWTH = 1.125
 _COMPACT_FRACTION = 0.25  # compact when a quarter of the rows are deleted
@@ -218,11 +219,9 @@ class VectorIndex:
         self._append(rows)
 
     def _add_rows(self, conn: Any, chunk_ids: Sequence[int]) -> None:
-        for start in range(0, len(chunk_ids), 5000):
-            part = chunk_ids[start : start + 5000]
+        for part, marks in in_lists(chunk_ids, 5000):
             for chunk_id in part:  # an add of a present id replaces it
                 self._delete(chunk_id)
-            marks = ",".join("?" * len(part))
             rows = conn.execute(
                 "SELECT id, kind, collection, ts, embedding FROM chunks "
                 f"WHERE id IN ({marks}) AND embedding IS NOT NULL ORDER BY id",

@@ -1,7 +1,6 @@
 """What the code layer accepts from callers: project names, languages, roots, names.
 
-The wording comes from :func:`remembrances.validation.check_text`, as in every
-layer; what is particular to code (language names, a root that must be a
+The checks are :mod:`remembrances.validation`'s, as in every layer; what is particular to code (language names, a root that must be a
 directory) is here, so the writer and the reader check the same things alike.
 """
 
@@ -12,8 +11,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from .. import validation
 from ..errors import InvalidInputError
-from ..validation import check_text
 from .parsing.languages import BY_NAME, canonical
 
 MAX_PROJECT_NAME = 200
@@ -23,7 +22,7 @@ MAX_NAME = 1000
 
 def check_name(value: Any, what: str, *, limit: int = MAX_NAME) -> str:
     """``value`` without surrounding blanks, if it is usable text."""
-    return check_text(value.strip() if isinstance(value, str) else value, what, limit=limit)
+    return validation.check_name(value, what, limit=limit, strip=True)
 
 
 def check_project_name(name: Any) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..errors import InvalidInputError
+from ..validation import check_min_score
 from .plan import SOURCES
 from .render import HEADER
 
@@ -74,13 +75,7 @@ class EnricherConfig:
                     f"timeout for {source!r} must be a positive number of seconds, not {timeout!r}"
                 )
         for source in SOURCES:
-            value = self.min_score_for(source)
-            if not (isinstance(value, int | float) and not isinstance(value, bool)) or not (
-                0.0 <= value <= 1.0
-            ):
-                raise InvalidInputError(
-                    f"min_score for {source!r} must be a number from 0 to 1, not {value!r}"
-                )
+            check_min_score(self.min_score_for(source), f"min_score for {source!r}")
         for name in ("max_chars", "item_chars", "max_tokens"):
             _check_budget(getattr(self, name), name)
         for name in ("section_chars", "section_tokens"):

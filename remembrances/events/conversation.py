@@ -10,14 +10,13 @@ that says which one and why.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidInputError
-from ..validation import check_text, check_unicode
+from ..validation import check_metadata, check_name, check_unicode
 from .times import to_utc
 
 MAX_CONTENT_CHARS = 1_000_000
@@ -49,16 +48,8 @@ class Turn:
 
 
 def scope_name(value: Any, what: str) -> str:
-    """A session or user id: a short, non-blank string, without surrounding blanks."""
-    if isinstance(value, str):
-        value = value.strip()
-    return check_text(value, what, limit=MAX_NAME_CHARS)
-
-
-def _name(value: Any, what: str) -> str:
-    if isinstance(value, bytes):
-        raise InvalidInputError(f"{what} is bytes; decode it to text first")
-    return scope_name(value, what)
+    """A session or user id: a short, non-blank string."""
+    return check_name(value, what, limit=MAX_NAME_CHARS, strip=True)
 
 
 def _text(value: Any, what: str) -> str:
@@ -101,20 +92,6 @@ def _text(value: Any, what: str) -> str:
     return check_unicode(text, what)
 
 
-def _metadata(value: Any, what: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise InvalidInputError(f"{what} must be a mapping, not {type(value).__name__}")
-    try:
-        encoded = json.dumps(dict(value), ensure_ascii=False, allow_nan=False, default=str)
-        encoded.encode("utf-8")
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"{what} cannot be stored as JSON: {exc}") from exc
-    decoded: dict[str, Any] = json.loads(encoded)
-    return decoded
-
-
 def read_message(message: Any, index: int) -> Turn:
     """One message in any supported shape, checked; ``index`` names it in errors."""
     what = f"message {index}"
@@ -125,12 +102,12 @@ def read_message(message: Any, index: int) -> Turn:
         )
     if "role" in message and "content" in message:
         shape = ("role", "content")
-        role: str | None = _name(message["role"], f"{what} role")
-        speaker = _name(message["name"], f"{what} name") if message.get("name") else role
+        role: str | None = scope_name(message["role"], f"{what} role")
+        speaker = scope_name(message["name"], f"{what} name") if message.get("name") else role
     elif "speaker" in message and "text" in message:
         shape = ("speaker", "text")
         role = None
-        speaker = _name(message["speaker"], f"{what} speaker")
+        speaker = scope_name(message["speaker"], f"{what} speaker")
     else:
         raise InvalidInputError(
             f"{what} has keys {sorted(map(str, message))[:8]}; a message needs 'role' and "
@@ -162,7 +139,7 @@ def read_message(message: Any, index: int) -> Turn:
         role=role,
         content=content,
         at=at,
-        metadata=_metadata(message.get("metadata"), f"{what} metadata"),
+        metadata=check_metadata(message.get("metadata"), f"{what} metadata"),
         caption=caption,
     )
 

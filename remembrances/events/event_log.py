@@ -11,7 +11,6 @@ from __future__ import annotations
 import builtins
 import hashlib
 import json
-import math
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,8 +21,9 @@ from typing import Any
 from ..errors import InvalidInputError, NotFoundError, StorageError
 from ..progress import Progress
 from ..records import Chunk
+from ..storage.in_lists import in_lists
 from ..store import Prepared, SearchMode, Store
-from ..validation import check_unicode
+from ..validation import check_min_score, check_name, check_unicode, encode_metadata
 from .conversation import Turn, new_turns, read_messages, scope_name
 from .records import Event
 from .schema import EVENTS_MIGRATIONS
@@ -65,12 +65,7 @@ class _Pending:
 
 
 def _subject(value: Any) -> str:
-    if not isinstance(value, str):
-        raise InvalidInputError(f"subject must be a string, not {type(value).__name__}")
-    if len(value) > MAX_SUBJECT_CHARS:
-        raise InvalidInputError(f"subject is longer than {MAX_SUBJECT_CHARS} characters")
-    check_unicode(value, "subject")
-    return value.strip()
+    return check_name(value, "subject", limit=MAX_SUBJECT_CHARS, strip=True, blank_ok=True)
 
 
 def _subjects(value: Any) -> list[str] | None:
@@ -88,24 +83,6 @@ def _limit(value: Any, what: str = "limit") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT:
         raise InvalidInputError(f"{what} must be an integer from 1 to {MAX_LIMIT}")
     return value
-
-
-def _metadata_json(metadata: Any) -> str:
-    if metadata is None:
-        return "{}"
-    if not isinstance(metadata, Mapping):
-        raise InvalidInputError(f"metadata must be a mapping, not {type(metadata).__name__}")
-    bad_keys = [k for k in metadata if not isinstance(k, str)]
-    if bad_keys:
-        raise InvalidInputError(f"metadata keys must be strings (JSON), got {bad_keys[0]!r}")
-    try:
-        encoded = json.dumps(
-            dict(metadata), ensure_ascii=False, allow_nan=False, sort_keys=True, default=str
-        )
-        encoded.encode("utf-8")
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"metadata cannot be stored as JSON: {exc}") from exc
-    return encoded
 
 
 def _scope_keys(subject: str, session: str | None, user: str | None) -> dict[str, Any]:
@@ -317,7 +294,7 @@ class EventLog:
         user = None if user is None else scope_name(user, "user")
         turns = read_messages(messages)
         default_at = None if at is None else to_utc(at, "at")
-        base_metadata = json.loads(_metadata_json(metadata))
+        base_metadata = json.loads(encode_metadata(metadata))
         self._check_writable()
         for _attempt in range(3):
             stored = self._session_turns(session)
@@ -338,7 +315,7 @@ class EventLog:
                 event_metadata = {**base_metadata, **turn.metadata}
                 if turn.caption:
                     event_metadata["caption"] = turn.caption
-                metadata_json = _metadata_json(event_metadata)
+                metadata_json = encode_metadata(event_metadata)
                 rows.append((turn, start + offset, to_micros(occurred), metadata_json))
             previous = [stored[-1] if stored else None] + [turn for turn, *_ in rows[:-1]]
             chunks = [
@@ -399,7 +376,7 @@ class EventLog:
         chunks = []
         for event in events.values():
             occurred_us = to_micros(event.occurred_at)
-            metadata_json = _metadata_json(event.metadata)
+            metadata_json = encode_metadata(event.metadata)
             if event.session is None or event.position is None:
                 chunks.append(
                     _event_chunk(
@@ -503,7 +480,7 @@ class EventLog:
         at = item.get("at")
         occurred = recorded if at is None else to_utc(at, "at")
         occurred_us = to_micros(occurred)
-        metadata_json = _metadata_json(item.get("metadata"))
+        metadata_json = encode_metadata(item.get("metadata"))
         user = None if item.get("user") is None else scope_name(item["user"], f"{what} user")
         return _Pending(
             subject=subject,
@@ -520,9 +497,7 @@ class EventLog:
         if not self._has_tables:
             return found
         with self.store.snapshot() as conn:
-            for start in range(0, len(keys), 500):
-                part = list(keys[start : start + 500])
-                marks = ",".join("?" * len(part))
+            for part, marks in in_lists(keys):
                 for row in conn.execute(
                     f"SELECT {self._columns}, dedup_key FROM events WHERE dedup_key IN ({marks})",
                     part,
@@ -735,12 +710,8 @@ class EventLog:
         user: Any,
     ) -> builtins.list[Event]:
         half_life = None if recency is None else parse_duration(recency, "recency")
-        if min_score is not None and (
-            isinstance(min_score, bool)
-            or not isinstance(min_score, int | float)
-            or not math.isfinite(min_score)
-        ):
-            raise InvalidInputError("min_score must be a number from 0 to 1")
+        if min_score is not None:
+            min_score = check_min_score(min_score)
         if query is not None and not isinstance(query, str):
             raise InvalidInputError(f"query must be a string, not {type(query).__name__}")
         if query is None or not query.strip():
@@ -856,9 +827,7 @@ class EventLog:
     def _by_ids(self, ids: Sequence[int]) -> dict[int, Event]:
         found: dict[int, Event] = {}
         with self.store.snapshot() as conn:
-            for start in range(0, len(ids), 500):
-                part = list(ids[start : start + 500])
-                marks = ",".join("?" * len(part))
+            for part, marks in in_lists(ids):
                 for row in conn.execute(
                     f"SELECT {self._columns} FROM events WHERE id IN ({marks})", part
                 ):

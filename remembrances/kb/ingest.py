@@ -24,6 +24,7 @@ from typing import Any
 from ..chunking import format_for
 from ..errors import InvalidInputError, NotFoundError
 from ..progress import Progress
+from ..validation import check_name
 from .discovery import DEFAULT_MAX_BYTES, FoundFile, discover, read_text, under
 from .knowledge_base import (
     EMBED_GROUP_CHUNKS,
@@ -32,7 +33,6 @@ from .knowledge_base import (
     KnowledgeBase,
     StagedDocument,
     check_metadata,
-    check_name,
     known_row,
 )
 from .records import AddReport, IngestReport, SkippedFile

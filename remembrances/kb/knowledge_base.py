@@ -13,7 +13,6 @@ import builtins
 import difflib
 import hashlib
 import json
-import math
 import os
 import threading
 import time
@@ -28,14 +27,13 @@ from ..errors import InvalidInputError, NotFoundError
 from ..progress import Progress
 from ..records import Chunk
 from ..store import Prepared, SearchMode, Store, Where, content_hash
-from ..validation import check_text, check_unicode
+from ..validation import check_min_score, check_name, check_unicode, encode_metadata
 from .discovery import DEFAULT_MAX_BYTES
 from .records import AddReport, Document, IngestReport, KBHit
 from .schema import KB_MIGRATIONS
 
 KIND = "kb"
 MAX_DOCUMENT_CHARS = 10_000_000
-MAX_NAME_CHARS = 4096
 #: Chunk metadata keys the knowledge base sets itself; user metadata may not use them.
 RESERVED_KEYS = frozenset({"heading_path", "char_start", "char_end"})
 #: Documents whose chunks are embedded in one call while ingesting.
@@ -47,30 +45,8 @@ _DOC_COLUMNS = (
 )
 
 
-def check_name(value: Any, what: str) -> str:
-    return check_text(value, what, limit=MAX_NAME_CHARS)
-
-
 def check_metadata(metadata: Any) -> tuple[dict[str, Any], str]:
-    if metadata is None:
-        return {}, "{}"
-    if not isinstance(metadata, Mapping):
-        raise InvalidInputError(f"metadata must be a mapping, not {type(metadata).__name__}")
-    bad_keys = [k for k in metadata if not isinstance(k, str)]
-    if bad_keys:
-        raise InvalidInputError(f"metadata keys must be strings (JSON), got {bad_keys[0]!r}")
-    reserved = sorted(RESERVED_KEYS.intersection(metadata))
-    if reserved:
-        raise InvalidInputError(
-            f"metadata keys {reserved} are set by the knowledge base; rename them"
-        )
-    try:
-        encoded = json.dumps(
-            dict(metadata), ensure_ascii=False, allow_nan=False, sort_keys=True, default=str
-        )
-        encoded.encode("utf-8")
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"metadata cannot be stored as JSON: {exc}") from exc
+    encoded = encode_metadata(metadata, reserved=RESERVED_KEYS)
     return json.loads(encoded), encoded
 
 
@@ -533,12 +509,8 @@ class KnowledgeBase:
         ``{"year": {"$gte": 2024}}``) and, like ``collection``, applies inside the
         search. ``min_score`` is on the normalised [0, 1] score.
         """
-        if min_score is not None and (
-            isinstance(min_score, bool)
-            or not isinstance(min_score, int | float)
-            or not math.isfinite(min_score)
-        ):
-            raise InvalidInputError("min_score must be a number from 0 to 1")
+        if min_score is not None:
+            min_score = check_min_score(min_score)
         results = self.store.search(
             query,
             mode=mode,

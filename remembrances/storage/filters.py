@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidInputError
-from ..validation import check_text
+from ..validation import check_name
 from .transaction import Dialect, marks
 
 Where = Mapping[str, Any]
 OPERATORS = {"$eq": "=", "$ne": "!=", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
-MAX_NAME_CHARS = 4096
 
 #: Per dialect: the always-true and always-false conditions, and a metadata
 #: condition on one top-level key (its ``{}`` is the test on ``j.value``).
@@ -34,10 +33,6 @@ _IS_NULL = {"sqlite": "j.type = 'null'", "postgresql": "jsonb_typeof(j.value) = 
 #: How a value is compared with ``j.value``: SQLite's json_each gives SQL values,
 #: PostgreSQL's jsonb_each gives jsonb (compared with the value as JSON).
 _VALUE = {"sqlite": "?", "postgresql": "CAST(? AS jsonb)"}
-
-
-def check_name(value: Any, what: str) -> str:
-    return check_text(value, what, limit=MAX_NAME_CHARS)
 
 
 def names(value: str | Sequence[str] | None, what: str) -> list[str] | None:

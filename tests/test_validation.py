@@ -1,0 +1,107 @@
+"""One set of checks for every layer: the same bad value gets the same refusal.
+
+Each case goes through the public entry points (store, knowledge base, event
+log, conversations, code index) on a real SQLite file, and checks that nothing
+was written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from remembrances import InvalidInputError, Store
+from remembrances.code import CodeIndexer
+from remembrances.events import EventLog
+from remembrances.kb import KnowledgeBase
+from remembrances.records import Chunk
+from remembrances.storage.in_lists import in_lists
+from remembrances.validation import MAX_METADATA_BYTES
+
+HUGE_METADATA = {"blob": "é" * (MAX_METADATA_BYTES // 2 + 1)}  # under 1M characters, over 1 MB
+
+
+def test_metadata_over_one_megabyte_is_refused_by_every_layer(store: Store) -> None:
+    kb = KnowledgeBase(store)
+    events = EventLog(store)
+    with pytest.raises(InvalidInputError, match="bytes as JSON; the limit is 1,000,000"):
+        kb.add("some text", source="doc", metadata=HUGE_METADATA)
+    with pytest.raises(InvalidInputError, match="bytes as JSON"):
+        events.log("some text", metadata=HUGE_METADATA)
+    with pytest.raises(InvalidInputError, match="bytes as JSON"):
+        events.log_conversation(
+            [{"role": "user", "content": "hi", "metadata": HUGE_METADATA}], session="s"
+        )
+    with pytest.raises(InvalidInputError, match="bytes as JSON"):
+        store.put_source("note", "a", [Chunk("some text", metadata=HUGE_METADATA)])
+    assert kb.count() == 0 and events.count() == 0 and store.count() == 0
+
+
+@pytest.mark.parametrize("metadata", [{1: "int key"}, {"x": float("nan")}, ["a"]])
+def test_bad_metadata_is_refused_alike(store: Store, metadata: Any) -> None:
+    events = EventLog(store)
+    messages = []
+    for call in (
+        lambda: KnowledgeBase(store).add("text", source="doc", metadata=metadata),
+        lambda: events.log("text", metadata=metadata),
+        lambda: events.log_conversation(
+            [{"role": "user", "content": "hi", "metadata": metadata}], session="s"
+        ),
+        lambda: store.put_source("note", "a", [Chunk("text", metadata=metadata)]),
+    ):
+        with pytest.raises(InvalidInputError) as caught:
+            call()
+        messages.append(str(caught.value).split("metadata", 1)[1])
+    assert len(set(messages)) == 1, messages
+    assert store.count() == 0
+
+
+@pytest.mark.parametrize("min_score", [True, -0.1, 1.5, float("nan"), "0.5"])
+def test_min_score_is_checked_alike_everywhere(store: Store, min_score: Any) -> None:
+    KnowledgeBase(store).add("alpha beta", source="doc")
+    EventLog(store).log("alpha beta")
+    for search in (
+        lambda: store.search("alpha", min_score=min_score),
+        lambda: KnowledgeBase(store).search("alpha", min_score=min_score),
+        lambda: EventLog(store).search("alpha", min_score=min_score),
+        lambda: EventLog(store).search("alpha", min_score=min_score, session="s"),
+    ):
+        with pytest.raises(InvalidInputError, match="min_score must be a number from 0 to 1"):
+            search()
+
+
+@pytest.mark.parametrize(
+    ("name", "match"),
+    [(b"bytes", "binary data"), ("", "empty"), (7, "must be a string"), ("\ud800", "Unicode")],
+)
+def test_names_are_checked_alike_everywhere(store: Store, name: Any, match: str) -> None:
+    kb = KnowledgeBase(store)
+    events = EventLog(store)
+    for call in (
+        lambda: kb.add("text", source=name),
+        lambda: kb.list(collection=name),
+        lambda: events.log_conversation([{"role": "user", "content": "hi"}], session=name),
+        lambda: CodeIndexer(store).stats(name),
+        lambda: store.delete_source("note", name),
+    ):
+        with pytest.raises(InvalidInputError, match=match):
+            call()
+    assert store.count() == 0
+
+
+def test_scope_and_project_names_are_stripped_document_sources_are_not(store: Store) -> None:
+    kb = KnowledgeBase(store)
+    kb.add("text", source=" doc ")
+    assert kb.get(" doc ").source == " doc "
+    events = EventLog(store)
+    events.log_conversation([{"role": "user", "content": "hi"}], session="  s1 ")
+    assert list(events.sessions()) == ["s1"]
+
+
+def test_in_lists_cut_long_lists_with_matching_placeholders() -> None:
+    parts = list(in_lists(list(range(1201)), 500))
+    assert [len(p) for p, _ in parts] == [500, 500, 201]
+    assert all(marks.count("?") == len(p) for p, marks in parts)
+    assert [v for p, _ in parts for v in p] == list(range(1201))
+    assert list(in_lists([])) == []
