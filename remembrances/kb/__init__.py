@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from ..discovery import SkippedFile
 from .discovery import DEFAULT_MAX_BYTES, DEFAULT_PATTERNS
 from .knowledge_base import KnowledgeBase
-from .records import AddReport, Document, IngestReport, KBHit, SkippedFile
+from .records import AddReport, Document, IngestReport, KBHit
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

@@ -25,7 +25,7 @@ from ..chunking import format_for
 from ..errors import InvalidInputError, NotFoundError
 from ..progress import Progress
 from ..validation import check_name
-from .discovery import DEFAULT_MAX_BYTES, FoundFile, discover, read_text, under
+from .discovery import DEFAULT_MAX_BYTES, FoundFile, SkippedFile, discover, read_text, under
 from .knowledge_base import (
     EMBED_GROUP_CHUNKS,
     KNOWN_COLUMNS,
@@ -35,7 +35,7 @@ from .knowledge_base import (
     check_metadata,
     known_row,
 )
-from .records import AddReport, IngestReport, SkippedFile
+from .records import AddReport, IngestReport
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ def ingest(
         files, visible = found.files, found.visible
         report.skipped.extend(found.skipped)
     else:
-        files, visible = [FoundFile(root, root.name)], {str(root)}
+        files, visible = [FoundFile.at(root, root.name)], {str(root)}
 
     settings = hashlib.sha256(
         json.dumps([kb.chunker.fingerprint, metadata], sort_keys=True, default=str).encode()

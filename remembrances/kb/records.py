@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..discovery import SkippedFile
+
 
 @dataclass(frozen=True)
 class Document:
@@ -82,12 +84,6 @@ class AddReport:
     chunks: int
     embedded: int = 0
     cached: int = 0
-
-
-@dataclass(frozen=True)
-class SkippedFile:
-    path: str
-    reason: str
 
 
 @dataclass

@@ -10,13 +10,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from ...discovery import is_binary
 from ...records import Chunk
 from .chunking import DEFAULT_CHUNK_CHARS, file_chunks
 from .identifiers import encode_positions, identifier_positions
 from .languages import parser
 from .symbols import ExtractedSymbol, extract_symbols
-
-BINARY_SNIFF_BYTES = 8192
 
 
 @dataclass(frozen=True)
@@ -53,11 +52,6 @@ def source_lines(data: bytes) -> list[str]:
     shifts every line after them.)
     """
     return [line.removesuffix("\r") for line in data.decode("utf-8", "replace").split("\n")]
-
-
-def is_binary(data: bytes) -> bool:
-    """Git's rule: a NUL byte near the start means binary."""
-    return b"\0" in data[:BINARY_SNIFF_BYTES]
 
 
 def read_checked(absolute: str, max_bytes: int) -> tuple[bytes | None, str | None]:
