@@ -25,7 +25,7 @@ left out), indexed into a fresh file:
   answer to a development-suite code question is in a 1,024-token map focused
   on the files of the top-3 search hits.
 
-Run: ``.venv/bin/python benchmarks/bench_code.py`` (``--quick`` skips the local
+Run: ``.venv/bin/python -m benchmarks.bench_code`` (``--quick`` skips the local
 embedder and the serial-parsing comparison; ``--map-only`` runs only the map
 part). Writes benchmarks/results/code.md and benchmarks/results/code_map.md.
 """
@@ -33,22 +33,18 @@ part). Writes benchmarks/results/code.md and benchmarks/results/code_map.md.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
-import resource
 import shutil
 import sys
 import sysconfig
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import remembrances
+from benchmarks.harness import best_of, cpu_seconds, load_average, read_and_hash
 from remembrances import Store
-from remembrances.code import CodeIndexer, IndexReport, RepoMap, graph
+from remembrances.code import CodeIndexer, IndexReport, OutlineNode, RepoMap, graph
 from remembrances.code.discovery import discover
 from remembrances.code.repo_map import RepoMapper
 from remembrances.code.writer import default_workers
@@ -65,13 +61,8 @@ def hash_baseline(root: Path) -> tuple[float, int, int]:
     """Seconds to list and read + SHA-256 every indexable file (no database)."""
     start = time.perf_counter()
     found = discover(root)
-    total = 0
-    for f in found.files:
-        with open(f.absolute, "rb") as handle:
-            data = handle.read()
-        hashlib.sha256(data).hexdigest()
-        total += len(data)
-    return time.perf_counter() - start, len(found.files), total
+    _, files, total = read_and_hash(f.absolute for f in found.files)
+    return time.perf_counter() - start, files, total
 
 
 def run_index(
@@ -81,17 +72,6 @@ def run_index(
     code = CodeIndexer(store, workers=workers)
     report = code.index(root, project="stdlib", embed=embed)
     return report, store, code
-
-
-def cpu_seconds() -> float:
-    """CPU time of this process and its finished children (the parse workers)."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-def load() -> str:
-    return ", ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def split(report: IndexReport) -> str:
@@ -120,26 +100,23 @@ BUDGETS = (256, 1024, 4096)
 ENRICH_SAMPLE = 60
 
 
-def best_of(runs: int, fn: Callable[[], object]) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+def sample_symbols(code: CodeIndexer, root: Path, n: int) -> list[tuple[str, str, str, int, int]]:
+    """Every k-th function, class or method outside tests, not private, in file and
+    source order: (qualified, name, path, start, end), read through ``code.outline``."""
+    rows: list[tuple[str, str, str, int, int]] = []
 
+    def walk(nodes: list[OutlineNode]) -> None:
+        for node in nodes:
+            s = node.symbol
+            if s.kind in ("function", "class", "method") and not s.name.startswith("_"):
+                rows.append((s.qualified_name, s.name, s.path, s.start_line, s.end_line))
+            walk(node.children)
 
-def sample_symbols(store: Store, n: int) -> list[tuple[str, str, str, int, int]]:
-    """Every k-th function, class or method outside tests: (qualified, name, path, start, end)."""
-    with store.snapshot() as conn:
-        rows = conn.execute(
-            "SELECT s.qualified_name, s.name, f.path, s.start_line, s.end_line FROM code_symbols s "
-            "JOIN code_files f ON f.id = s.file_id WHERE s.kind IN ('function', 'class', 'method') "
-            "AND f.path NOT LIKE 'test/%' AND f.path NOT LIKE '%/test%' "
-            "AND s.name NOT LIKE '\\_%' ESCAPE '\\' ORDER BY f.path, s.position"
-        ).fetchall()
+    for f in discover(root, languages=["python"]).files:
+        if not (f.path.startswith("test/") or "/test" in f.path):
+            walk(code.outline(f.path, project="stdlib"))
     step = max(len(rows) // n, 1)
-    return [(str(q), str(nm), str(p), int(a), int(b)) for q, nm, p, a, b in rows[::step][:n]]
+    return rows[::step][:n]
 
 
 def map_bench(root: Path, work: Path) -> list[str]:
@@ -199,7 +176,7 @@ def map_bench(root: Path, work: Path) -> list[str]:
     focused = mapper.repo_map("stdlib", focus=["asyncio/tasks.py"])
 
     enricher = ContextEnricher(service)
-    sample = sample_symbols(store, ENRICH_SAMPLE)
+    sample = sample_symbols(code, tree, ENRICH_SAMPLE)
     found_ticked = found_bare = bare_detected = 0
     enrich_ms: list[float] = []
     for qualified, _name, path_, start, end in sample:
@@ -355,7 +332,7 @@ def main() -> None:
     if args.map_only:
         write_map_results(root)
         return
-    command = "    .venv/bin/python benchmarks/bench_code.py" + (" --quick" if args.quick else "")
+    command = "    .venv/bin/python -m benchmarks.bench_code" + (" --quick" if args.quick else "")
     lines = [
         "# Code indexer on CPython's standard library",
         "",
@@ -373,7 +350,7 @@ def main() -> None:
         hash_s, n_files, n_bytes = hash_baseline(root)
         print(f"baseline: hash {n_files} files ({n_bytes / 1e6:.1f} MB) in {hash_s:.2f} s")
 
-        load_before = load()
+        load_before = load_average()
         cpu_before = cpu_seconds()
         report, store, code = run_index(root, work / "full.db")
         cpu_full = cpu_seconds() - cpu_before
@@ -487,7 +464,7 @@ def main() -> None:
                 f"{lt['embedding']:.1f} s = {rate:.1f} chunks/s"
             )
             lines += [
-                f"Load average when this part ended: {load()}.",
+                f"Load average when this part ended: {load_average()}.",
                 "",
                 f"## Default local embedder (MiniLM int8 ONNX) on a fixed {chosen}-file subset",
                 "",
@@ -520,7 +497,7 @@ def main() -> None:
 
 def write_map_results(root: Path) -> None:
     """The repository map's figures, in their own file (``--map-only`` runs just these)."""
-    before = load()
+    before = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         body = map_bench(root, Path(tmp))
     MAP_RESULTS.write_text(

@@ -19,7 +19,7 @@ Measured, median of repeated calls over a set of prompts:
 - embedding: the default local embedder (MiniLM int8) embedding the planned
   queries, sequentially and in parallel threads as the enricher runs them.
 
-Run: ``.venv/bin/python benchmarks/bench_enrich.py`` (``--quick`` for 10k chunks).
+Run: ``.venv/bin/python -m benchmarks.bench_enrich`` (``--quick`` for 10k chunks).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import timedelta
@@ -36,9 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import remembrances
+from benchmarks.harness import median_ms, p95_ms, samples
 from remembrances.embeddings import HashEmbedder
 from remembrances.embeddings.base import to_blob
 from remembrances.enrichment import (
@@ -99,14 +99,21 @@ TECH_WORDS = [
 ]
 
 
-class CachedHashEmbedder(HashEmbedder):
-    """``hash:384`` with a per-word cache: the same vectors, built much faster."""
+class CachedHashEmbedder:
+    """``hash:384`` vectors summed from a per-word cache: the same vectors, built much faster.
+
+    A hashing vector is 0.01 in its first bucket plus one term per word, so a
+    text's vector is the sum of its words' (each from ``HashEmbedder.embed_query``
+    once) without the repeated 0.01.
+    """
 
     def __init__(self, dim: int) -> None:
-        super().__init__(dim)
+        self._hash = HashEmbedder(dim)
+        self.name = self._hash.name
+        self.dim = dim
         self._words: dict[str, np.ndarray] = {}
 
-    def _vector(self, text: str) -> np.ndarray:
+    def embed_query(self, text: str) -> np.ndarray:
         vec = np.zeros(self.dim, dtype=np.float32)
         vec[0] = 0.01
         for word in text.lower().split():
@@ -115,11 +122,16 @@ class CachedHashEmbedder(HashEmbedder):
                 continue
             cached = self._words.get(word)
             if cached is None:
-                cached = super()._vector(word)
+                cached = np.array(self._hash.embed_query(word), dtype=np.float32)
                 cached[0] -= 0.01
                 self._words[word] = cached
             vec += cached
         return vec
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self.embed_query(t) for t in texts])
 
 
 def vocabulary(rng: np.random.Generator, size: int = 8000) -> list[str]:
@@ -215,24 +227,6 @@ def layer_searches(svc: remembrances.RemembrancesService, plan: EnrichmentPlan) 
         svc.code.search(plan.code_query, limit=plan.code_limit)
 
 
-def median_ms(samples: list[float]) -> float:
-    return statistics.median(samples) * 1000
-
-
-def p95_ms(samples: list[float]) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] * 1000
-
-
-def timed(fn, repeat: int) -> list[float]:  # type: ignore[no-untyped-def]
-    out = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - start)
-    return out
-
-
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="10k chunks instead of 100k")
@@ -258,11 +252,11 @@ def main() -> int:
         baseline, layers = [], []
         for plan in plans:
             query = plan.kb_query or "retry backoff"
-            baseline += timed(lambda q=query: svc.store.search(q, kind="kb", limit=4), repeat)
-            layers += timed(lambda p=plan: layer_searches(svc, p), repeat)
+            baseline += samples(lambda q=query: svc.store.search(q, kind="kb", limit=4), repeat)
+            layers += samples(lambda p=plan: layer_searches(svc, p), repeat)
         planning = []
         for prompt in PROMPTS:
-            planning += timed(lambda p=prompt: planner.plan(p), repeat * 5)
+            planning += samples(lambda p=prompt: planner.plan(p), repeat * 5)
         overhead: list[float] = []
         parts: dict[str, list[float]] = {"plan_ms": [], "search_ms": [], "format_ms": []}
         without_context: list[str] = []
@@ -277,7 +271,7 @@ def main() -> int:
                 without_context.append(prompt)
         hash_embed = []
         for plan in plans:
-            hash_embed += timed(
+            hash_embed += samples(
                 lambda q=plan.kb_query or "x": svc.store.embedder.embed_query(q), repeat
             )
 
@@ -296,12 +290,14 @@ def main() -> int:
             for queries in queries_per_plan:
                 if not queries:
                     continue
-                sequential += timed(lambda qs=queries: [local.embed_query(q) for q in qs], repeat)
-                parallel += timed(lambda qs=queries: list(pool.map(local.embed_query, qs)), repeat)
+                sequential += samples(lambda qs=queries: [local.embed_query(q) for q in qs], repeat)
+                parallel += samples(
+                    lambda qs=queries: list(pool.map(local.embed_query, qs)), repeat
+                )
         single = []
         for queries in queries_per_plan:
             for q in queries:
-                single += timed(lambda q=q: local.embed_query(q), repeat)
+                single += samples(lambda q=q: local.embed_query(q), repeat)
         svc.close()
         enricher.close()
 

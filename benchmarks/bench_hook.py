@@ -19,12 +19,13 @@ Measured, median over ``--repeat`` fresh processes each:
   one query embedding, loading the in-memory vector index, ``enrich_context`` (plan,
   the plan's query embeddings and searches, formatting), printing.
 
-Run: ``.venv/bin/python benchmarks/bench_hook.py`` (``--quick``: 10k chunks).
+Run: ``.venv/bin/python -m benchmarks.bench_hook`` (``--quick``: 10k chunks).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import socket
@@ -34,8 +35,7 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
+REPO = Path(__file__).resolve().parent.parent
 PROMPT = "why is order_total wrong for discounted orders in shop/orders.py?"
 STEPS = [
     ("imports", "CLI imports (`import remembrances.cli`)"),
@@ -51,23 +51,9 @@ STEPS = [
 ]
 
 
-#: Runs the CLI from another source tree: an editable install's import hook would
-#: otherwise win over PYTHONPATH and load this tree's package.
-BOOT = (
-    "import sys, os; "
-    "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in type(f).__module__]; "
-    "sys.path.insert(0, os.environ['BENCH_SOURCE']); "
-    "sys.argv[0] = 'remembrances'; "
-    "from remembrances.cli import main; main()"
-)
-
-
 def phases(db: str, prompt: str) -> None:
     """Runs in the fresh process: time each step of ``enrich`` and print them as JSON."""
     started = time.perf_counter()
-    if os.environ.get("BENCH_SOURCE"):
-        sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__]
-        sys.path.insert(0, os.environ["BENCH_SOURCE"])
     marks: dict[str, float] = {}
 
     def mark(name: str, since: float) -> float:
@@ -92,8 +78,7 @@ def phases(db: str, prompt: str) -> None:
     t = mark("model_load", t)
     embedder.embed_query(prompt)
     t = mark("query_embedding", t)
-    with svc.store.snapshot() as conn:  # what the first search does before it scores
-        svc.store._vector_index(conn)
+    svc.store.warm()  # what the first search does before it scores
     t = mark("index_load", t)
     result = svc.enricher.enrich(prompt)
     t = mark("enrich", t)
@@ -111,8 +96,7 @@ def build(db: Path, total: int) -> None:
     """The bench_enrich file, stamped as the local embedder's (see the module docstring)."""
     import numpy as np
 
-    sys.path.insert(0, str(HERE))
-    import bench_enrich
+    from benchmarks import bench_enrich
 
     class LocalNamed(bench_enrich.CachedHashEmbedder):
         def __init__(self, dim: int) -> None:
@@ -132,15 +116,11 @@ def build(db: Path, total: int) -> None:
 
 def run(cmd: list[str], env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess[str]]:
     started = time.perf_counter()
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True, check=False)
     elapsed = (time.perf_counter() - started) * 1000
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed: {done.stderr}")
     return elapsed, done
-
-
-def median(values: list[float]) -> float:
-    return statistics.median(values)
 
 
 def main() -> int:
@@ -151,16 +131,11 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--write", type=Path, default=None, help="append a Markdown report")
     parser.add_argument(
-        "--baseline-source",
+        "--baseline-python",
         type=Path,
         default=None,
-        help="also time `import remembrances.cli` and --help from this tree, interleaved",
-    )
-    parser.add_argument(
-        "--source",
-        type=Path,
-        default=REPO,
-        help="run the library from this source tree (e.g. a worktree of an older commit)",
+        help="also time `import remembrances.cli` and --help with this interpreter, "
+        "interleaved (e.g. the .venv/bin/python of a worktree of an older commit)",
     )
     args, _ = parser.parse_known_args()  # make bench passes its flags to every benchmark
     if args.phases:
@@ -172,11 +147,7 @@ def main() -> int:
         build(db, total)
     python = sys.executable
     env = {k: v for k, v in os.environ.items() if not k.startswith("REMEMBRANCES_")}
-    env["PYTHONPATH"] = str(args.source.resolve())
     cli = [python, "-m", "remembrances.cli"]
-    if args.source.resolve() != REPO:
-        env["BENCH_SOURCE"] = str(args.source.resolve())
-        cli = [python, "-c", BOOT]
 
     rows: dict[str, list[float]] = {}
     outputs: set[str] = set()
@@ -204,19 +175,18 @@ def main() -> int:
             except OSError:
                 time.sleep(0.1)
         run([*cli, "enrich", PROMPT], {**env, "REMEMBRANCES_URL": url})  # warms the server
-        base_env = {"BENCH_SOURCE": str(args.baseline_source)}
-        strip = BOOT.split("from remembrances.cli")[0]
         for _ in range(args.repeat):  # interleaved, so load changes hit every row alike
             sample("python -c pass", [python, "-c", "pass"])
-            if args.baseline_source:
+            if args.baseline_python:
+                baseline = str(args.baseline_python)
                 sample("import remembrances.cli", [python, "-c", "import remembrances.cli"])
-                base = f"baseline {args.baseline_source.name}:"
+                base = f"baseline {args.baseline_python}:"
                 sample(
-                    f"{base} import remembrances.cli",
-                    [python, "-c", strip + "import remembrances.cli"],
-                    base_env,
+                    f"{base} import remembrances.cli", [baseline, "-c", "import remembrances.cli"]
                 )
-                sample(f"{base} remembrances --help", [python, "-c", BOOT, "--help"], base_env)
+                sample(
+                    f"{base} remembrances --help", [baseline, "-m", "remembrances.cli", "--help"]
+                )
             sample("remembrances --help", [*cli, "--help"])
             sample("enrich, on the file", [*cli, "--db", str(db), "enrich", PROMPT])
             sample(
@@ -224,7 +194,7 @@ def main() -> int:
                 [*cli, "enrich", PROMPT],
                 {"REMEMBRANCES_URL": url},
             )
-            _, done = run([python, __file__, "--phases", str(db), PROMPT], env)
+            _, done = run([python, "-m", "benchmarks.bench_hook", "--phases", str(db), PROMPT], env)
             for key, value in json.loads(done.stderr.strip().splitlines()[-1]).items():
                 steps.setdefault(key, []).append(value)
             outputs.add(done.stdout)
@@ -234,7 +204,7 @@ def main() -> int:
 
     load = os.getloadavg()[0]
     lines = [
-        f"source: {args.source.resolve()}; "
+        f"package: {importlib.util.find_spec('remembrances').origin}; "  # type: ignore[union-attr]
         f"file: {db} ({total:,} filler chunks, local embedder); prompt: {PROMPT!r}; "
         f"{args.repeat} fresh processes per row, interleaved; load average {load:.1f}",
         f"outputs identical across all enrich runs: {len(outputs) == 1}",
@@ -243,20 +213,22 @@ def main() -> int:
         "|---|---|---|",
     ]
     for name, values in rows.items():
-        lines.append(f"| {name} | {median(values):.0f} | {min(values):.0f} |")
+        lines.append(f"| {name} | {statistics.median(values):.0f} | {min(values):.0f} |")
     lines += ["", "| step, in a fresh process | median ms |", "|---|---|"]
     for key, label in STEPS:
-        lines.append(f"| {label} | {median(steps[key]):.1f} |")
-    lines.append(f"| total inside the process | {median(steps['total_in_process']):.1f} |")
-    floor = median(rows["python -c pass"])
-    direct = median(rows["enrich, on the file"])
-    served = median(rows["enrich, through a warm server"])
+        lines.append(f"| {label} | {statistics.median(steps[key]):.1f} |")
+    lines.append(
+        f"| total inside the process | {statistics.median(steps['total_in_process']):.1f} |"
+    )
+    floor = statistics.median(rows["python -c pass"])
+    direct = statistics.median(rows["enrich, on the file"])
+    served = statistics.median(rows["enrich, through a warm server"])
     lines += [
         "",
         f"enrich on the file / interpreter alone: {direct / floor:.1f}x",
         f"enrich through the server / enrich on the file: {served / direct:.2f}x",
         f"enrich through the server / remembrances --help: "
-        f"{served / median(rows['remembrances --help']):.2f}x",
+        f"{served / statistics.median(rows['remembrances --help']):.2f}x",
     ]
     report = "\n".join(lines)
     print(report)

@@ -16,27 +16,24 @@ Setup: a synthetic, deterministic corpus (seeded) in a temporary directory;
 the hashing test embedder (``hash:384``) so that the figures measure this code,
 not a model.
 
-Run: ``.venv/bin/python benchmarks/bench_kb.py`` (``--files N`` to change the
+Run: ``.venv/bin/python -m benchmarks.bench_kb`` (``--files N`` to change the
 corpus size; default 1000). Writes benchmarks/results/kb.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import random
 import re
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
+from benchmarks.harness import read_and_hash, timed
 from remembrances import Store
 from remembrances.chunking import chunk_text
 from remembrances.embeddings import HashEmbedder
@@ -140,18 +137,9 @@ def make_corpus(root: Path, files: int, seed: int = 7) -> int:
 
 
 def hash_baseline(root: Path) -> float:
-    start = time.perf_counter()
-    for dirpath, _, names in os.walk(root):
-        for name in names:
-            with open(os.path.join(dirpath, name), "rb") as handle:
-                hashlib.sha256(handle.read()).hexdigest()
-    return time.perf_counter() - start
-
-
-def timed(fn):  # type: ignore[no-untyped-def]
-    start = time.perf_counter()
-    value = fn()
-    return time.perf_counter() - start, value
+    """Seconds to read and hash every file of the corpus: the floor of any re-ingest."""
+    paths = (os.path.join(d, name) for d, _, names in os.walk(root) for name in names)
+    return read_and_hash(paths)[0]
 
 
 def bench_ingest(work: Path, files: int) -> list[str]:

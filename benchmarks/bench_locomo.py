@@ -20,7 +20,7 @@ shared cores and the 2,760 turns take minutes to embed.
 Data: ``../shared/eval/locomo-dev`` (see its README; the other five conversations
 of the release are held out and never read). Skipped, with a message, when absent.
 
-Run: ``.venv/bin/python benchmarks/bench_locomo.py``
+Run: ``.venv/bin/python -m benchmarks.bench_locomo``
 """
 
 from __future__ import annotations
@@ -36,11 +36,10 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from remembrances.conversation_eval import evaluate
+from remembrances.embeddings import Embedder, create
 
-from remembrances.conversation_eval import evaluate  # noqa: E402
-from remembrances.embeddings import Embedder, create  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 DATA = ROOT.parent / "shared" / "eval" / "locomo-dev"
 TARGET = 0.62

@@ -18,7 +18,7 @@ the store hands the embedder its ``call_size`` per call), against a baseline in 
 same run that embeds the way the store did before ``call_size``: one request of 64
 texts at a time (``batch_size=64, concurrency=1``).
 
-Run: ``.venv/bin/python benchmarks/bench_providers.py``. Writes
+Run: ``.venv/bin/python -m benchmarks.bench_providers``. Writes
 benchmarks/results/providers.md.
 """
 
@@ -33,12 +33,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from remembrances import Chunk, Store
+from remembrances.embeddings import RetryPolicy, create
+from tests.embeddings.wire_servers import KEY, OpenAIServer
 
-from remembrances import Chunk, Store  # noqa: E402
-from remembrances.embeddings import RetryPolicy, create  # noqa: E402
-from tests.embeddings.wire_servers import KEY, OpenAIServer  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 TEXTS = [f"note {i}: something an agent wanted to remember, number {i}" for i in range(512)]
 BATCH = 32
@@ -91,7 +90,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    command = " ".join([".venv/bin/python", *sys.argv])
+    command = " ".join([".venv/bin/python -m benchmarks.bench_providers", *sys.argv[1:]])
     rows = []
     with OpenAIServer(16) as server:
         server.delay = 0.0

@@ -22,7 +22,7 @@ no private access to the store.
 Data: ``../shared/eval`` (BEIR layout; see its README). Skipped, with a message,
 when it is absent.
 
-Run: ``.venv/bin/python benchmarks/bench_quality.py`` (``--cache DIR`` keeps the
+Run: ``.venv/bin/python -m benchmarks.bench_quality`` (``--cache DIR`` keeps the
 store files there and reuses their vectors; ingest time then measures the cache).
 """
 

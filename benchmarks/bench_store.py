@@ -21,7 +21,7 @@ Figures (median over the queries; the machine is shared, so compare ratios):
 - text top-10 (FTS5 BM25) and hybrid top-10 (both legs + RRF), with the ratio
   hybrid / vector that issue 3 bounds at 3x.
 
-Run: ``.venv/bin/python benchmarks/bench_store.py`` (``--quick`` for 10k only).
+Run: ``.venv/bin/python -m benchmarks.bench_store`` (``--quick`` for 10k only).
 """
 
 from __future__ import annotations
@@ -38,11 +38,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_vector import DIM, FASTEST, Blas, SeededEmbedder, per_query_ms, unit_rows
-
+from benchmarks.harness import DIM, FASTEST, Blas, SeededEmbedder, per_query_ms, unit_rows
 from remembrances import Store
 from remembrances.fts_query import STOP_WORDS
 from remembrances.store import Prepared, PreparedChunk, content_hash

@@ -4,9 +4,10 @@ Question: how close does ``Store.search(mode="vector")`` come to the time it tak
 merely to read every float32 vector once, and how does it compare with plain
 sqlite-vec (``engine="vec0"``) and a bare NumPy scan, all measured in this run?
 
-Setup: a file of N random unit vectors (384 dims) with short texts, written with
-plain SQL in big transactions (the vec0 table is filled afterwards in one
-statement, the same rows its triggers would write). Queries are random unit
+Setup: a file of N random unit vectors (384 dims) with short texts, 100 per
+source, written through ``Store.write_source`` with the vectors precomputed, many
+sources per transaction (the vec0 table is filled by its triggers as it always
+is; ``write_s`` includes it). Queries are random unit
 vectors, looked up by an embedder that costs microseconds, so the timings are
 the search itself: the read transaction, the index sync, the scan, top-k and the
 result rows fetched from SQLite.
@@ -33,7 +34,7 @@ default local embedder (MiniLM) over the SciFact abstracts, cached as .npy under
 from them with small perturbations gives its timing at scale (recall is reported
 there too, but the real set is the honest one).
 
-Run: ``.venv/bin/python benchmarks/bench_vector.py`` (10k and 100k; ``--quick``
+Run: ``.venv/bin/python -m benchmarks.bench_vector`` (10k and 100k; ``--quick``
 for 10k only; ``--full`` adds 1M, without vec0 timings unless ``--vec0-1m``;
 ``--cold-only`` builds each size and measures the cold start alone).
 """
@@ -41,59 +42,41 @@ for 10k only; ``--full`` adds 1M, without vec0 timings unless ``--vec0-1m``;
 from __future__ import annotations
 
 import argparse
-import ctypes
-import glob
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
+from benchmarks.harness import (
+    CACHE,
+    DIM,
+    FASTEST,
+    FLOOR_KERNEL,
+    PAIRED_FLOOR,
+    Blas,
+    SeededEmbedder,
+    per_query_ms,
+    repeated_ms,
+    rss_bytes,
+    run_module,
+    unit_rows,
+)
 from remembrances import Store
+from remembrances.store import Prepared, PreparedChunk, content_hash
 
-DIM = 384
 WRITE_BATCH = 50_000
+PER_SOURCE = 100
 SCIFACT = Path("/work/shared/eval/scifact")
-CACHE = Path(tempfile.gettempdir()) / "remembrances-bench"
 
 
 # -- data --------------------------------------------------------------------------
-
-
-def unit_rows(rng: np.random.Generator, count: int, dim: int = DIM) -> np.ndarray:
-    rows = rng.standard_normal((count, dim), dtype=np.float32)
-    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
-    return rows
-
-
-class SeededEmbedder:
-    """Any text -> a fixed random unit vector (seeded by the text): microseconds per query."""
-
-    def __init__(self, dim: int = DIM, table: dict[str, np.ndarray] | None = None) -> None:
-        self.name = f"bench-seeded:{dim}"
-        self.dim = dim
-        self.table = table or {}
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return np.stack([self.embed_query(t) for t in texts])
-
-    def embed_query(self, text: str) -> np.ndarray:
-        known = self.table.get(text)
-        if known is not None:
-            return known
-        rng = np.random.default_rng(zlib.crc32(text.encode()))
-        vec = rng.standard_normal(self.dim)
-        return vec / np.linalg.norm(vec)
 
 
 def build_store(
@@ -102,50 +85,27 @@ def build_store(
     text_of: Callable[[int], str],
     embedder: SeededEmbedder,
 ) -> dict[str, float]:
-    """Write the chunks with plain SQL in big transactions; returns timings (s)."""
-    timings: dict[str, float] = {}
+    """Write the chunks through the store, 100 per source, one transaction per block;
+    returns timings (s). Chunk ``i`` gets id ``i + 1``; its source decides its kind
+    (70% "kb", 30% "events") and collection (one of four)."""
     start = time.perf_counter()
-    store = Store(path)  # no embedder yet: no vec0 triggers while writing
+    store = Store(path, embedder=embedder)
     done = 0
-    now = time.time()
     for block in vectors:
-        rows = []
-        for j, vec in enumerate(block):
-            i = done + j
-            rows.append(
-                (
-                    "kb" if i % 10 < 7 else "events",
-                    f"c{i % 4}",
-                    f"s{i // 100}",
-                    i % 100,
-                    text_of(i),
-                    f"h{i}",
-                    float(i),
-                    now,
-                    vec.astype("<f4").tobytes(),
-                )
-            )
-        with store.transaction() as conn:
-            conn.executemany(
-                "INSERT INTO chunks (kind, collection, source, position, text, content_hash, "
-                "ts, created_at, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
+        with store.transaction():
+            for first in range(0, len(block), PER_SOURCE):
+                source = (done + first) // PER_SOURCE
+                chunks = []
+                for j, vec in enumerate(block[first : first + PER_SOURCE]):
+                    text = text_of(done + first + j)
+                    blob = vec.astype("<f4").tobytes()
+                    ts = float(done + first + j)
+                    chunks.append(PreparedChunk(text, "{}", None, content_hash(text), ts, blob))
+                kind = "kb" if source % 10 < 7 else "events"
+                store.write_source(kind, f"c{source % 4}", f"s{source}", Prepared(chunks))
         done += len(block)
     store.close()
-    timings["write_s"] = time.perf_counter() - start
-    store = Store(path, embedder=embedder)  # records the embedder, creates vec0 (empty)
-    # Filled at every size: a file the library writes always has it (its triggers do),
-    # and a cold start reads the vectors from it.
-    start = time.perf_counter()
-    with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO chunks_vec (chunk_id, embedding, kind, collection) "
-            "SELECT id, embedding, kind, collection FROM chunks"
-        )
-    timings["vec0_fill_s"] = time.perf_counter() - start
-    store.close()
-    return timings
+    return {"write_s": time.perf_counter() - start}
 
 
 def random_blocks(n: int, seed: int = 1) -> Iterator[np.ndarray]:
@@ -161,39 +121,6 @@ def short_text(i: int) -> str:
 # -- measuring ---------------------------------------------------------------------
 
 
-def median_ms(fn: Callable[[], Any], repeats: int, key: str = "") -> float:
-    return per_query_ms(lambda _: fn(), repeats, key)
-
-
-#: The fastest run of each figure, next to its median. On a shared machine a run
-#: longer than a scheduler slice is often preempted; the minimum shows the cost
-#: without that, the median what a caller saw.
-FASTEST: dict[str, float] = {}
-
-
-#: When set, each timed call is paired with one run of this floor kernel just before
-#: it, so that the floor and the figure see the same load (PAIRED_FLOOR[key]).
-FLOOR_KERNEL: list[Callable[[], Any]] = []
-PAIRED_FLOOR: dict[str, float] = {}
-
-
-def per_query_ms(fn: Callable[[int], Any], queries: int, key: str = "") -> float:
-    times, floors = [], []
-    for q in range(queries):
-        if FLOOR_KERNEL and key:
-            start = time.perf_counter()
-            FLOOR_KERNEL[0]()
-            floors.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        fn(q)
-        times.append(time.perf_counter() - start)
-    if key:
-        FASTEST[key] = min(times) * 1e3
-        if floors:
-            PAIRED_FLOOR[key] = statistics.median(floors) * 1e3
-    return statistics.median(times) * 1e3
-
-
 def floor_ms(n: int, repeats: int) -> tuple[float, dict[str, float]]:
     """Time to read n x 384 float32 once: the fastest of three NumPy reductions."""
     array = np.ones((n, DIM), dtype=np.float32)  # written, so every page is resident
@@ -204,36 +131,10 @@ def floor_ms(n: int, repeats: int) -> tuple[float, dict[str, float]]:
         "max(float32)": lambda: array.max(),
     }
     FLOOR_KERNEL.clear()
-    found = {name: median_ms(fn, repeats, f"floor {name}") for name, fn in kernels.items()}
+    found = {name: repeated_ms(fn, repeats, f"floor {name}") for name, fn in kernels.items()}
     FASTEST["floor"] = min(FASTEST[f"floor {name}"] for name in kernels)
     FLOOR_KERNEL.append(kernels[min(found, key=found.__getitem__)])
     return min(found.values()), found
-
-
-class Blas:
-    """OpenBLAS's thread count, set through its C API (numpy bundles scipy-openblas)."""
-
-    def __init__(self) -> None:
-        self.lib: Any = None
-        libs = glob.glob(str(Path(np.__file__).parent.parent / "numpy.libs" / "libscipy_openblas*"))
-        if libs:
-            self.lib = ctypes.CDLL(libs[0])
-        self.default = self.get()
-
-    def get(self) -> int:
-        return int(self.lib.scipy_openblas_get_num_threads64_()) if self.lib else 0
-
-    def set(self, threads: int) -> None:
-        if self.lib:
-            self.lib.scipy_openblas_set_num_threads64_(threads)
-
-
-def rss_bytes() -> int:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return 0
 
 
 def recall(got: Sequence[int], expected: Sequence[int]) -> float:
@@ -260,8 +161,7 @@ def cold_child(path: str, rows: bool = False) -> None:
     searched = time.perf_counter()
     warm = store.search("q0", mode="vector", limit=10)
     warm_s = time.perf_counter() - searched
-    index = store._index
-    assert index is not None
+    index = store.vector_index()
     print(
         json.dumps(
             {
@@ -295,12 +195,9 @@ def floor_child(path: str, nbytes: int) -> None:
 def cold_start(path: Path, n: int, repeats: int = 5) -> dict[str, Any]:
     """Fresh-process cold start against the fresh-process read floor, interleaved."""
     nbytes = n * DIM * 4
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
 
     def child(*args: str) -> dict[str, Any]:
-        done = subprocess.run(
-            [sys.executable, __file__, *args], capture_output=True, text=True, env=env, check=True
-        )
+        done = run_module("bench_vector", *args, check=True)
         return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
     child("--floor-child", str(path), str(nbytes))  # the file into the page cache
@@ -388,8 +285,7 @@ def bench_size(
     store.search("q0", mode="vector", limit=10)
     out["first_search_ms"] = (time.perf_counter() - start) * 1e3
     out["rss_growth_bytes"] = rss_bytes() - rss0
-    index = store._index
-    assert index is not None
+    index = store.vector_index()
     out["vector_bytes"] = n * DIM * 4
     out["index_bytes_exact"] = index.nbytes
 

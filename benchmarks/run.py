@@ -1,7 +1,10 @@
 """`make bench`: run every benchmarks/bench_*.py in turn, each in its own process.
 
-Extra arguments are passed to every benchmark (e.g. `--quick`). Figures are printed
-with their baselines and ratios; benchmarks/RESULTS.md records them with commands.
+Each runs as a module from the repository root (``python -m benchmarks.bench_x``),
+importing the installed package and ``benchmarks.harness``. Extra arguments are
+passed to every benchmark (e.g. `--quick`); names choose some (`run.py vector
+store`). Figures are printed with their baselines and ratios; benchmarks/RESULTS.md
+records them with commands.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ def main() -> int:
             continue
         print(f"\n=== {script.name} ===", flush=True)
         start = time.perf_counter()
-        code = subprocess.call([sys.executable, str(script), *flags], cwd=here.parent)
+        module = f"benchmarks.{script.stem}"
+        code = subprocess.call([sys.executable, "-m", module, *flags], cwd=here.parent)
         print(
             f"=== {script.name}: exit {code} in {time.perf_counter() - start:.0f} s ===", flush=True
         )

@@ -933,8 +933,16 @@ class Store:
         For callers with a deadline per search (the enricher): the one-time load
         should not be counted against the first search's time.
         """
+        self.vector_index()
+
+    def vector_index(self) -> VectorIndex:
+        """The in-memory vector index, loaded now if it was not.
+
+        For benchmarks and diagnostics: its size (``nbytes``), where it loaded
+        from (``loaded_from``) and its scan threads (``threads``, settable).
+        """
         with self.snapshot() as conn, self._index_lock:
-            self._vector_index(conn)
+            return self._vector_index(conn)
 
     def _vector_index(self, conn: Connection) -> VectorIndex:
         dim = conn.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()
