@@ -141,7 +141,7 @@ def _spec(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def repository_rules(root: Path) -> list[_Rules]:
+def _repository_rules(root: Path) -> list[_Rules]:
     """The ignore rules that reach ``root`` from its repository, lowest precedence first.
 
     ``.git/info/exclude``, then each ``.gitignore`` from the repository's top down
@@ -202,7 +202,7 @@ def discover(
     base: list[_Rules] = []
     if excluded_files:
         base.append(_Rules("", 0, _spec(excluded_files)))
-    base += repository_rules(root_path)
+    base += _repository_rules(root_path)
     last: list[_Rules] = [_Rules("", 0, _spec(exclude))] if exclude else []
     try:
         info = os.stat(root_path)
