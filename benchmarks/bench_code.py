@@ -44,7 +44,7 @@ from pathlib import Path
 import remembrances
 from benchmarks.harness import best_of, cpu_seconds, load_average, read_and_hash
 from remembrances import Store
-from remembrances.code import CodeIndexer, IndexReport, OutlineNode, RepoMap, graph
+from remembrances.code import CodeIndexer, IndexReport, OutlineNode, RepoMap
 from remembrances.code.discovery import discover
 from remembrances.code.repo_map import RepoMapper
 from remembrances.code.writer import default_workers
@@ -126,14 +126,11 @@ def map_bench(root: Path, work: Path) -> list[str]:
     service = remembrances.open(work / "map.db", embedder=HashEmbedder(384))
     store, code = service.store, service.code
     report = code.index(tree, project="stdlib", embed=True)
-    with store.snapshot() as conn:
-        (project_id,) = conn.execute("SELECT id FROM code_projects").fetchone()
-        (edges,) = conn.execute("SELECT count(*) FROM code_edges").fetchone()
+    edges = RepoMapper(store).rebuild_graph("stdlib")
     print(f"map: indexed {report.files_indexed} files, graph {edges:,} edges")
 
     def build() -> None:
-        with store.transaction() as conn:
-            graph.build(conn, project_id)
+        RepoMapper(store).rebuild_graph("stdlib")
 
     def fresh_map(budget: int = 1024, focus: list[str] | None = None) -> RepoMap:
         return RepoMapper(store).repo_map("stdlib", budget_tokens=budget, focus=focus)
@@ -166,8 +163,7 @@ def map_bench(root: Path, work: Path) -> list[str]:
         after_map_s = best_of(1, lambda: mapper.repo_map("stdlib"))
         updates.append((rel, min(timings), min(totals), after_map_s))
         print(f"map: update after editing {rel}: graph {min(timings) * 1000:.1f} ms")
-    with store.snapshot() as conn:
-        rebuilt = conn.execute("SELECT built_at, updates FROM code_graphs").fetchone()
+    updates_since_build = mapper.graph_updates("stdlib")
 
     sizes = []
     for budget in BUDGETS:
@@ -200,7 +196,7 @@ def map_bench(root: Path, work: Path) -> list[str]:
         "## Repository map (`code.repo_map`)",
         "",
         f"Index: the tree above copied to a scratch directory ({report.files_indexed:,} files); "
-        f"graph of {edges:,} edges (`code_edges`).",
+        f"graph of {edges:,} edges.",
         "",
         "| measure | value |",
         "|---|---|",
@@ -224,7 +220,7 @@ def map_bench(root: Path, work: Path) -> list[str]:
     lines += [
         "",
         f"After the {len(UPDATE_FILES) * 4} edit runs the graph had been updated "
-        f"{rebuilt[1]} times and never rebuilt (its `built_at` is the one from the build).",
+        f"{updates_since_build} times since its last full build (a rebuild resets the count).",
         "",
         "Size against budget (tokens estimated as 4 characters each, the map's default counter):",
         "",

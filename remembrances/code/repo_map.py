@@ -184,6 +184,24 @@ class RepoMapper:
             focus_symbols=sorted(chosen.qualified_names),
         )
 
+    def rebuild_graph(self, project: str) -> int:
+        """Rebuild a project's whole reference graph now; returns its number of edges.
+
+        Index runs keep the graph current themselves (a full build once, then
+        updates per changed file); this measures a build (benchmarks) or redoes one.
+        """
+        name = check_project_name(project)
+        with self.store.transaction() as conn:
+            return graph.build(conn, tables.project(conn, name).id)
+
+    def graph_updates(self, project: str) -> int | None:
+        """Incremental updates of the project's graph since its last full build
+        (None before the first build)."""
+        name = check_project_name(project)
+        with self.store.snapshot() as conn:
+            state = graph.state(conn, tables.project(conn, name).id)
+        return None if state is None else int(state[2])
+
     def _graph(self, conn: Any, project_id: int) -> tuple[dict[int, str], graph.Edges]:
         state = graph.state(conn, project_id)
         with self._lock:
