@@ -21,6 +21,7 @@ from typing import Any
 
 from ..connection import Connection
 from ..errors import NotFoundError
+from ..storage.in_lists import in_lists
 from .parsing.analysis import FileAnalysis
 from .records import CodeSymbol
 
@@ -449,12 +450,11 @@ def symbol_spans(conn: Connection, file_ids: Iterable[int]) -> dict[int, list[Sy
     """The symbols of each file, in source order."""
     found: dict[int, list[SymbolSpan]] = {}
     ids = sorted(set(file_ids))
-    for at in range(0, len(ids), 500):
-        part = ids[at : at + 500]
+    for part, marks in in_lists(ids):
         rows = conn.execute(
             "SELECT file_id, position, parent, kind, name, qualified_name, signature, "
             "start_line, end_line, name_line, name_column FROM code_symbols "
-            f"WHERE file_id IN ({','.join('?' * len(part))}) ORDER BY file_id, position",
+            f"WHERE file_id IN ({marks}) ORDER BY file_id, position",
             part,
         )
         for row in rows:
