@@ -50,7 +50,9 @@ class CodeIndexer:
         embed_batch: int = 256,
     ) -> None:
         self.store = store
-        store.migrate("code", CODE_MIGRATIONS)
+        with store.snapshot() as tx:
+            dialect = tx.dialect
+        store.migrate("code", CODE_MIGRATIONS[dialect])
         self._writer = IndexWriter(
             store,
             max_file_bytes=max_file_bytes,

@@ -22,9 +22,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
 import numpy as np
 import numpy.typing as npt
+
+from ..storage.transaction import Dialect, Transaction
 
 #: A name defined in more files than this (``__init__``, ``run``, ``main``) says
 #: nothing about which one a use means; it gets no edges.
@@ -63,17 +64,25 @@ s.kind NOT IN ({_quoted(_NOT_DEFINITIONS)})
   AND coalesce(g.kind, '') NOT IN ({_quoted(_LOCAL_SCOPES)})
 """
 _DEFINITIONS = f"""
-SELECT s.name, s.file_id, {_group("f.language")}
+SELECT s.name AS name, s.file_id AS file_id, {_group("f.language")} AS language_group
 FROM code_symbols s JOIN code_files f ON f.id = s.file_id {_ENCLOSING}
 WHERE f.project_id = ? AND {_USABLE}
 """
 _USES = f"""
-SELECT n.name, n.file_id, {_group("f.language")},
-       length(n.positions) - length(replace(n.positions, ' ', '')) + 1
+SELECT n.name AS name, n.file_id AS file_id, {_group("f.language")} AS language_group,
+       length(n.positions) - length(replace(n.positions, ' ', '')) + 1 AS refs
 FROM code_names n JOIN code_files f ON f.id = n.file_id
 WHERE f.project_id = ?
 """
-_IN_JSON = "(SELECT value FROM json_each(?))"
+#: ``IN`` over a list passed as one JSON array parameter (any length, one statement).
+_IN_JSON: dict[Dialect, str] = {
+    "sqlite": "(SELECT value FROM json_each(?))",
+    "postgresql": "(SELECT value FROM json_array_elements_text(CAST(? AS json)))",
+}
+_IN_JSON_IDS: dict[Dialect, str] = {
+    "sqlite": "(SELECT value FROM json_each(?))",
+    "postgresql": "(SELECT CAST(value AS bigint) FROM json_array_elements_text(CAST(? AS json)))",
+}
 
 
 def _by_list(sql: str) -> str:
@@ -88,23 +97,25 @@ _Row = tuple[str, int, int, int, int]  # name, src, dst, project, refs
 
 
 def _definers(
-    conn: apsw.Connection, project_id: int, names: str | None
+    tx: Transaction, project_id: int, names: str | None
 ) -> dict[tuple[str, str], list[int]]:
     """(name, language group) -> files defining it, for names that say which file they mean."""
     params: list[Any] = [project_id]
     sql = _DEFINITIONS
     if names is not None:
-        sql, params = _by_list(sql) + f" AND s.name IN {_IN_JSON}", [project_id, names]
+        in_names = _IN_JSON[tx.dialect]
+        sql, params = _by_list(sql) + f" AND s.name IN {in_names}", [project_id, names]
     found: dict[tuple[str, str], set[int]] = {}
-    for name, file_id, group in conn.execute(sql, params):
+    for row in tx.execute(sql, params):
+        name, group = str(row["name"]), str(row["language_group"])
         if group == "python" and name in _PYTHON_BUILTINS:
             continue
-        found.setdefault((str(name), str(group)), set()).add(int(file_id))
+        found.setdefault((name, group), set()).add(int(row["file_id"]))
     return {k: sorted(v) for k, v in found.items() if len(v) <= MAX_DEFINERS}
 
 
 def _edges(
-    conn: apsw.Connection,
+    tx: Transaction,
     project_id: int,
     definers: dict[tuple[str, str], list[int]],
     uses: Iterable[tuple[str, int, str, int]],
@@ -123,10 +134,11 @@ def _edges(
     if not wanted:
         return rows
     own = {
-        (str(n), int(f))
-        for n, f in conn.execute(
-            "SELECT s.name, s.file_id FROM code_symbols s JOIN code_files f ON f.id = s.file_id "
-            f"WHERE +f.project_id = ? AND s.name IN {_IN_JSON}",
+        (str(row["name"]), int(row["file_id"]))
+        for row in tx.execute(
+            "SELECT s.name AS name, s.file_id AS file_id FROM code_symbols s "
+            "JOIN code_files f ON f.id = s.file_id "
+            f"WHERE +f.project_id = ? AND s.name IN {_IN_JSON[tx.dialect]}",
             (project_id, json.dumps(sorted({w[0] for w in wanted}))),
         )
     }
@@ -137,10 +149,10 @@ def _edges(
     return rows
 
 
-def _insert(conn: apsw.Connection, rows: list[_Row]) -> None:
-    conn.executemany(
-        "INSERT OR IGNORE INTO code_edges (name, src_file, dst_file, project_id, refs) "
-        "VALUES (?, ?, ?, ?, ?)",
+def _insert(tx: Transaction, rows: list[_Row]) -> None:
+    tx.executemany(
+        "INSERT INTO code_edges (name, src_file, dst_file, project_id, refs) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (name, src_file, dst_file) DO NOTHING",
         rows,
     )
 
@@ -156,53 +168,53 @@ class Edges:
     refs: npt.NDArray[np.float64]
 
 
-def exists(conn: apsw.Connection, project_id: int) -> bool:
-    row = conn.execute("SELECT 1 FROM code_graphs WHERE project_id = ?", (project_id,))
+def exists(tx: Transaction, project_id: int) -> bool:
+    row = tx.execute("SELECT 1 AS found FROM code_graphs WHERE project_id = ?", (project_id,))
     return row.fetchone() is not None
 
 
-def definitions_in(conn: apsw.Connection, file_ids: Iterable[int]) -> set[tuple[int, str]]:
+def definitions_in(tx: Transaction, file_ids: Iterable[int]) -> set[tuple[int, str]]:
     """(file, name) of the definitions other files can use, in the given files."""
     ids = json.dumps(sorted(set(file_ids)))
     return {
-        (int(f), str(n))
-        for f, n in conn.execute(
-            f"SELECT DISTINCT s.file_id, s.name FROM code_symbols s {_ENCLOSING} "
-            f"WHERE s.file_id IN {_IN_JSON} AND {_USABLE}",
+        (int(row["file_id"]), str(row["name"]))
+        for row in tx.execute(
+            "SELECT DISTINCT s.file_id AS file_id, s.name AS name FROM code_symbols s "
+            f"{_ENCLOSING} WHERE s.file_id IN {_IN_JSON_IDS[tx.dialect]} AND {_USABLE}",
             (ids,),
         )
     }
 
 
-def state(conn: apsw.Connection, project_id: int) -> tuple[Any, ...] | None:
+def state(tx: Transaction, project_id: int) -> tuple[Any, ...] | None:
     """When the project's graph was built and updated: a key that changes with the graph."""
-    row = conn.execute(
+    row = tx.execute(
         "SELECT built_at, updated_at, updates FROM code_graphs WHERE project_id = ?",
         (project_id,),
     ).fetchone()
-    return None if row is None else tuple(row)
+    return None if row is None else (row["built_at"], row["updated_at"], row["updates"])
 
 
-def defined_names(conn: apsw.Connection, file_ids: Iterable[int]) -> set[str]:
+def defined_names(tx: Transaction, file_ids: Iterable[int]) -> set[str]:
     """Names the files define now (call before their symbols are replaced)."""
     ids = json.dumps(list(file_ids))
     return {
-        str(r[0])
-        for r in conn.execute(
-            "SELECT DISTINCT name FROM code_symbols WHERE file_id IN (SELECT value FROM json_each(?))",
+        str(r["name"])
+        for r in tx.execute(
+            f"SELECT DISTINCT name FROM code_symbols WHERE file_id IN {_IN_JSON_IDS[tx.dialect]}",
             (ids,),
         )
     }
 
 
-def build(conn: apsw.Connection, project_id: int) -> int:
+def build(tx: Transaction, project_id: int) -> int:
     """(Re)build a project's whole graph; returns the number of edges."""
-    conn.execute("DELETE FROM code_edges WHERE project_id = ?", (project_id,))
-    definers = _definers(conn, project_id, None)
-    rows = _edges(conn, project_id, definers, _uses(conn, _USES, [project_id]))
-    _insert(conn, rows)
+    tx.execute("DELETE FROM code_edges WHERE project_id = ?", (project_id,))
+    definers = _definers(tx, project_id, None)
+    rows = _edges(tx, project_id, definers, _uses(tx, _USES, [project_id]))
+    _insert(tx, rows)
     now = time.time()
-    conn.execute(
+    tx.execute(
         "INSERT INTO code_graphs (project_id, built_at, updated_at, updates) VALUES (?, ?, ?, 0) "
         "ON CONFLICT (project_id) DO UPDATE SET built_at = excluded.built_at, "
         "updated_at = excluded.updated_at, updates = 0",
@@ -211,21 +223,19 @@ def build(conn: apsw.Connection, project_id: int) -> int:
     return len(rows)
 
 
-def _uses(
-    conn: apsw.Connection, sql: str, params: list[Any]
-) -> Iterable[tuple[str, int, str, int]]:
-    for name, file_id, group, refs in conn.execute(sql, params):
-        yield str(name), int(file_id), str(group), int(refs)
+def _uses(tx: Transaction, sql: str, params: list[Any]) -> Iterable[tuple[str, int, str, int]]:
+    for row in tx.execute(sql, params):
+        yield str(row["name"]), int(row["file_id"]), str(row["language_group"]), int(row["refs"])
 
 
-def invalidate(conn: apsw.Connection, project_id: int) -> None:
+def invalidate(tx: Transaction, project_id: int) -> None:
     """Forget a project's graph; the next index run (or map) builds it whole."""
-    conn.execute("DELETE FROM code_edges WHERE project_id = ?", (project_id,))
-    conn.execute("DELETE FROM code_graphs WHERE project_id = ?", (project_id,))
+    tx.execute("DELETE FROM code_edges WHERE project_id = ?", (project_id,))
+    tx.execute("DELETE FROM code_graphs WHERE project_id = ?", (project_id,))
 
 
 def update(
-    conn: apsw.Connection, project_id: int, changed: Iterable[int], old_names: Iterable[str]
+    tx: Transaction, project_id: int, changed: Iterable[int], old_names: Iterable[str]
 ) -> None:
     """Bring the graph up to date after ``changed`` files were rewritten or deleted.
 
@@ -237,38 +247,42 @@ def update(
     if not changed_ids:
         return
     ids = json.dumps(changed_ids)
-    affected = json.dumps(sorted(set(old_names) | defined_names(conn, changed_ids)))
-    conn.execute(f"DELETE FROM code_edges WHERE src_file IN {_IN_JSON}", (ids,))
-    conn.execute(
-        f"DELETE FROM code_edges WHERE +project_id = ? AND name IN {_IN_JSON}",
+    affected = json.dumps(sorted(set(old_names) | defined_names(tx, changed_ids)))
+    in_ids, in_names = _IN_JSON_IDS[tx.dialect], _IN_JSON[tx.dialect]
+    tx.execute(f"DELETE FROM code_edges WHERE src_file IN {in_ids}", (ids,))
+    tx.execute(
+        f"DELETE FROM code_edges WHERE +project_id = ? AND name IN {in_names}",
         (project_id, affected),
     )
     # Edges leaving the changed files (any name they use), and edges of the
     # affected names (from any file).
     by_list = _by_list(_USES)
-    leaving = list(_uses(conn, by_list + f" AND n.file_id IN {_IN_JSON}", [project_id, ids]))
-    arriving = list(_uses(conn, by_list + f" AND n.name IN {_IN_JSON}", [project_id, affected]))
+    leaving = list(_uses(tx, by_list + f" AND n.file_id IN {in_ids}", [project_id, ids]))
+    arriving = list(_uses(tx, by_list + f" AND n.name IN {in_names}", [project_id, affected]))
     names = json.dumps(sorted({u[0] for u in leaving} | set(json.loads(affected))))
-    definers = _definers(conn, project_id, names)
-    _insert(conn, _edges(conn, project_id, definers, leaving + arriving))
-    conn.execute(
+    definers = _definers(tx, project_id, names)
+    _insert(tx, _edges(tx, project_id, definers, leaving + arriving))
+    tx.execute(
         "UPDATE code_graphs SET updated_at = ?, updates = updates + 1 WHERE project_id = ?",
         (time.time(), project_id),
     )
 
 
-def edges(conn: apsw.Connection, project_id: int) -> Edges:
+def edges(tx: Transaction, project_id: int) -> Edges:
     """The project's edges: persisted ones, or derived on the fly when there are none yet."""
     cursor: Iterable[tuple[Any, ...]]
-    if exists(conn, project_id):
-        cursor = conn.execute(
-            "SELECT name, src_file, dst_file, refs FROM code_edges WHERE project_id = ? "
-            "ORDER BY name",
-            (project_id,),
+    if exists(tx, project_id):
+        cursor = (
+            (r["name"], r["src_file"], r["dst_file"], r["refs"])
+            for r in tx.execute(
+                "SELECT name, src_file, dst_file, refs FROM code_edges WHERE project_id = ? "
+                "ORDER BY name",
+                (project_id,),
+            )
         )
     else:  # e.g. a read-only file indexed before the graph existed
-        definers = _definers(conn, project_id, None)
-        derived = _edges(conn, project_id, definers, _uses(conn, _USES, [project_id]))
+        definers = _definers(tx, project_id, None)
+        derived = _edges(tx, project_id, definers, _uses(tx, _USES, [project_id]))
         cursor = iter(sorted((n, s, d, r) for n, s, d, _, r in derived))
     names: list[str] = []
     index: dict[str, int] = {}

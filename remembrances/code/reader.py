@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import InvalidInputError, NotFoundError
 from ..records import SearchResult
+from ..storage.transaction import Transaction
 from ..store import SearchMode, Store
 from ..validation import check_choices
 from . import tables
@@ -37,18 +38,18 @@ class IndexReader:
     def project(self, name: Any) -> Project:
         """The indexed project called ``name``; NotFoundError naming the others."""
         checked = check_project_name(name)
-        with self.store.snapshot() as conn:
-            return tables.project(conn, checked)
+        with self.store.snapshot() as tx:
+            return tables.project(tx, checked)
 
     def projects(self) -> list[ProjectInfo]:
-        with self.store.snapshot() as conn:
-            rows = tables.project_listing(conn)
-        return [ProjectInfo(n, r, c, _time(t)) for n, r, c, t in rows]
+        with self.store.snapshot() as tx:
+            rows = tables.project_listing(tx)
+        return [ProjectInfo(r.name, r.root, r.files, _time(r.indexed_at)) for r in rows]
 
     def stats(self, project: str) -> ProjectStats:
-        with self.store.snapshot() as conn:
-            found = tables.project(conn, check_project_name(project))
-            counts = tables.project_counts(conn, found.id)
+        with self.store.snapshot() as tx:
+            found = tables.project(tx, check_project_name(project))
+            counts = tables.project_counts(tx, found.id)
         return ProjectStats(
             project=found.name,
             root=found.root,
@@ -91,8 +92,8 @@ class IndexReader:
             if prefix.startswith("./"):
                 prefix = prefix[2:]
             if prefix and prefix != ".":
-                with self.store.snapshot() as conn:
-                    is_file = tables.is_file(conn, prefix, project)
+                with self.store.snapshot() as tx:
+                    is_file = tables.is_file(tx, prefix, project)
                 if is_file:
                     where["path"] = prefix
                 else:
@@ -112,18 +113,18 @@ class IndexReader:
 
     def _symbol_kinds(self) -> set[str]:
         """Kinds a search can ask for: those the parser gives, and any stored."""
-        with self.store.snapshot() as conn:
-            stored = tables.stored_kinds(conn)
+        with self.store.snapshot() as tx:
+            stored = tables.stored_kinds(tx)
         return stored | set(SYMBOL_KINDS) | {"file"}
 
     def _hits(self, results: list[SearchResult]) -> list[CodeHit]:
         hits = []
-        with self.store.snapshot() as conn:
+        with self.store.snapshot() as tx:
             for r in results:
                 meta = r.metadata
                 symbol_id = None
                 if meta.get("symbol") is not None:
-                    symbol_id = tables.symbol_id(conn, r.collection, r.source, meta["symbol"])
+                    symbol_id = tables.symbol_id(tx, r.collection, r.source, meta["symbol"])
                 offset = int(meta.get("code_offset", 0))
                 hits.append(
                     CodeHit(
@@ -172,18 +173,18 @@ class IndexReader:
         if kind is not None:
             kinds = [check_name(k, "kind") for k in ([kind] if isinstance(kind, str) else kind)]
         name = check_project_name(project) if project is not None else None
-        with self.store.snapshot() as conn:
-            return tables.find_symbols(conn, wanted, project=name, kinds=kinds, limit=limit)
+        with self.store.snapshot() as tx:
+            return tables.find_symbols(tx, wanted, project=name, kinds=kinds, limit=limit)
 
-    def _file(self, conn: Any, file: Any, project: str | None) -> tuple[int, str]:
+    def _file(self, tx: Transaction, file: Any, project: str | None) -> tuple[int, str]:
         if not isinstance(file, str | os.PathLike):
             raise InvalidInputError(f"file must be a path, not {type(file).__name__}")
         raw = check_name(os.fspath(file), "file")
         candidates: list[tuple[int, str]] = []
         if project is not None:
-            projects = [tables.project(conn, check_project_name(project))]
+            projects = [tables.project(tx, check_project_name(project))]
         else:
-            projects = tables.projects(conn)
+            projects = tables.projects(tx)
         for candidate in projects:
             rel = raw.replace("\\", "/")
             if Path(raw).is_absolute():
@@ -191,7 +192,7 @@ class IndexReader:
                     rel = Path(raw).resolve().relative_to(candidate.root).as_posix()
                 except (ValueError, OSError):
                     continue
-            found = tables.file_id(conn, candidate.id, rel.removeprefix("./"))
+            found = tables.file_id(tx, candidate.id, rel.removeprefix("./"))
             if found is not None:
                 candidates.append((found, candidate.name))
         if not candidates:
@@ -207,9 +208,9 @@ class IndexReader:
         self, file: str | os.PathLike[str], *, project: str | None = None
     ) -> list[OutlineNode]:
         """The nested symbol tree of one file, in source order."""
-        with self.store.snapshot() as conn:
-            file_id, _ = self._file(conn, file, project)
-            symbols = tables.file_symbols(conn, file_id)
+        with self.store.snapshot() as tx:
+            file_id, _ = self._file(tx, file, project)
+            symbols = tables.file_symbols(tx, file_id)
         nodes: dict[int, OutlineNode] = {}
         roots: list[OutlineNode] = []
         for symbol in symbols:
@@ -230,9 +231,9 @@ class IndexReader:
             raise InvalidInputError("name is empty")
         in_project = check_project_name(project) if project is not None else None
         out: list[Reference] = []
-        with self.store.snapshot() as conn:
-            for uses in tables.name_uses(conn, wanted, in_project):
-                symbols = tables.symbol_spans(conn, [uses.file_id]).get(uses.file_id, [])
+        with self.store.snapshot() as tx:
+            for uses in tables.name_uses(tx, wanted, in_project):
+                symbols = tables.symbol_spans(tx, [uses.file_id]).get(uses.file_id, [])
                 lines, stale = _current_lines(Path(uses.root) / uses.path, uses.content_hash)
                 for line, column in decode_positions(uses.positions):
                     enclosing = None

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidInputError, NotFoundError
+from ..storage.transaction import Transaction
 from ..store import Store
 from . import graph, tables
 from .checks import check_name, check_project_name
@@ -156,15 +157,15 @@ class RepoMapper:
         budget = check_budget(budget_tokens)
         wanted = _check_focus(focus)
         count = token_counter or estimate_tokens
-        with self.store.snapshot() as conn:
-            found = tables.project(conn, name)
+        with self.store.snapshot() as tx:
+            found = tables.project(tx, name)
             project_id, root = found.id, found.root
-            files, edges = self._graph(conn, project_id)
-            chosen = _resolve_focus(conn, name, root, files, wanted, strict_focus)
+            files, edges = self._graph(tx, project_id)
+            chosen = _resolve_focus(tx, name, root, files, wanted, strict_focus)
             ranked = _rank(files, edges, chosen)
             # Enough candidates to fill the budget: every shown line costs a few tokens.
             candidates = ranked[: budget // 3 + len(chosen.definitions) + 20]
-            symbols = tables.symbol_spans(conn, {f for _, f, _ in candidates})
+            symbols = tables.symbol_spans(tx, {f for _, f, _ in candidates})
 
         low, high = 0, len(candidates)
         while low < high:  # the longest prefix that fits; the text grows with k
@@ -191,25 +192,25 @@ class RepoMapper:
         updates per changed file); this measures a build (benchmarks) or redoes one.
         """
         name = check_project_name(project)
-        with self.store.transaction() as conn:
-            return graph.build(conn, tables.project(conn, name).id)
+        with self.store.transaction() as tx:
+            return graph.build(tx, tables.project(tx, name).id)
 
     def graph_updates(self, project: str) -> int | None:
         """Incremental updates of the project's graph since its last full build
         (None before the first build)."""
         name = check_project_name(project)
-        with self.store.snapshot() as conn:
-            state = graph.state(conn, tables.project(conn, name).id)
+        with self.store.snapshot() as tx:
+            state = graph.state(tx, tables.project(tx, name).id)
         return None if state is None else int(state[2])
 
-    def _graph(self, conn: Any, project_id: int) -> tuple[dict[int, str], graph.Edges]:
-        state = graph.state(conn, project_id)
+    def _graph(self, tx: Transaction, project_id: int) -> tuple[dict[int, str], graph.Edges]:
+        state = graph.state(tx, project_id)
         with self._lock:
             cached = self._cache.get(project_id)
         if state is not None and cached is not None and cached[0] == tuple(state):
             return cached[1], cached[2]
-        files = tables.file_paths(conn, project_id)
-        edges = graph.edges(conn, project_id)
+        files = tables.file_paths(tx, project_id)
+        edges = graph.edges(tx, project_id)
         if state is not None:
             with self._lock:
                 self._cache[project_id] = (tuple(state), files, edges)
@@ -226,7 +227,7 @@ class _Focus:
 
 
 def _resolve_focus(
-    conn: Any,
+    tx: Transaction,
     project: str,
     root: str,
     files: dict[int, str],
@@ -248,7 +249,7 @@ def _resolve_focus(
             focus.files.update(matches)
             continue
         symbols = tables.find_symbols(
-            conn, item.replace("::", "."), project=project, limit=20, ignore_case=False
+            tx, item.replace("::", "."), project=project, limit=20, ignore_case=False
         )
         symbols = [s for s in symbols if s.path in by_path]
         if not symbols and not strict:
@@ -265,7 +266,7 @@ def _resolve_focus(
             focus.names.add(symbol.name)
             focus.qualified_names.add(symbol.qualified_name)
     if focus.files:
-        focus.file_names = graph.definitions_in(conn, focus.files)
+        focus.file_names = graph.definitions_in(tx, focus.files)
     return focus
 
 

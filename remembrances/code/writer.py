@@ -79,31 +79,31 @@ class IndexWriter:
     # -- projects --------------------------------------------------------------------
 
     def _project_id(self, name: str, root: Path) -> int:
-        with self.store.transaction() as conn:
-            found = tables.find_project(conn, name)
+        with self.store.transaction() as tx:
+            found = tables.find_project(tx, name)
             if found is None:
-                return tables.add_project(conn, name, str(root))
+                return tables.add_project(tx, name, str(root))
             if found.root != str(root) and Path(found.root).exists():
                 raise InvalidInputError(
                     f"project {name!r} is already indexed from {found.root}; pass another "
                     f"project= for {root}, or remove {name!r} first"
                 )
             if found.root != str(root):  # the repository moved: follow it
-                tables.move_project(conn, found.id, str(root))
+                tables.move_project(tx, found.id, str(root))
             return found.id
 
     def _existing(self, project_id: int, languages: list[str] | None) -> dict[str, StoredFile]:
-        with self.store.snapshot() as conn:
-            stored = tables.files(conn, project_id)
+        with self.store.snapshot() as tx:
+            stored = tables.files(tx, project_id)
         return {f.path: f for f in stored if languages is None or f.language in languages}
 
     def remove(self, project: str) -> int:
         """Forget a project: its chunks, files, symbols and names. Returns files removed."""
         name = check_project_name(project)
-        with self.store.transaction() as conn:
-            found = tables.project(conn, name)
+        with self.store.transaction() as tx:
+            found = tables.project(tx, name)
             self.store.delete_collection(KIND, found.name)
-            return tables.delete_project(conn, found.id)
+            return tables.delete_project(tx, found.id)
 
     # -- index -----------------------------------------------------------------------
 
@@ -158,8 +158,8 @@ class IndexWriter:
             progress("hashed", len(found.files), len(found.files))
 
         if len(changed) > max(GRAPH_REBUILD_MIN_FILES, len(existing) // 4):
-            with self.store.transaction() as conn:  # cheaper to rebuild than to update
-                graph.invalidate(conn, project_id)
+            with self.store.transaction() as tx:  # cheaper to rebuild than to update
+                graph.invalidate(tx, project_id)
 
         mark = time.perf_counter()
         write_time = 0.0
@@ -186,20 +186,20 @@ class IndexWriter:
         mark = time.perf_counter()
         vanished = [(p, e.id) for p, e in existing.items() if p not in keep]
         if vanished:
-            with self.store.transaction() as conn:
-                old_names = graph.defined_names(conn, [i for _, i in vanished])
+            with self.store.transaction() as tx:
+                old_names = graph.defined_names(tx, [i for _, i in vanished])
                 for rel, file_id in vanished:
                     self.store.delete_source(KIND, rel, collection=name)
-                    tables.delete_file(conn, file_id)
-                if graph.exists(conn, project_id):
+                    tables.delete_file(tx, file_id)
+                if graph.exists(tx, project_id):
                     graph_mark = time.perf_counter()
-                    graph.update(conn, project_id, [i for _, i in vanished], old_names)
+                    graph.update(tx, project_id, [i for _, i in vanished], old_names)
                     timings["graph"] = timings.get("graph", 0.0) + time.perf_counter() - graph_mark
         report.files_removed = len(vanished)
         graph_mark = time.perf_counter()
-        with self.store.transaction() as conn:
-            if not graph.exists(conn, project_id):
-                graph.build(conn, project_id)
+        with self.store.transaction() as tx:
+            if not graph.exists(tx, project_id):
+                graph.build(tx, project_id)
         timings["graph"] = timings.get("graph", 0.0) + time.perf_counter() - graph_mark
         timings["writing"] = write_time + time.perf_counter() - mark
         timings["text_searchable"] = time.perf_counter() - started
@@ -216,8 +216,8 @@ class IndexWriter:
         report.files_embedded = self._mark_embedded(project_id, name)
         timings["embedding"] = time.perf_counter() - mark
         report.pending_embeddings = self.store.pending_embeddings(kind=KIND, collection=name)
-        with self.store.transaction() as conn:
-            tables.mark_indexed(conn, project_id)
+        with self.store.transaction() as tx:
+            tables.mark_indexed(tx, project_id)
         timings["total"] = time.perf_counter() - started
         return report
 
@@ -252,18 +252,18 @@ class IndexWriter:
         mark = time.perf_counter()
         prepared = [self.store.prepare(a.chunks, embed=False) for a in batch]
         now = time.time()
-        with self.store.transaction() as conn:
-            graph_kept = graph.exists(conn, project_id)
+        with self.store.transaction() as tx:
+            graph_kept = graph.exists(tx, project_id)
             graph_old: set[str] = set()
             written: list[int] = []
             for analysis, ready in zip(batch, prepared, strict=True):
                 self.store.write_source(KIND, project, analysis.path, ready)
                 if graph_kept:
-                    stored = tables.file_id(conn, project_id, analysis.path)
+                    stored = tables.file_id(tx, project_id, analysis.path)
                     if stored is not None:
-                        graph_old |= graph.defined_names(conn, [stored])
+                        graph_old |= graph.defined_names(tx, [stored])
                 file_id = tables.write_file(
-                    conn, project_id, analysis, embedded=ready.pending == 0, now=now
+                    tx, project_id, analysis, embedded=ready.pending == 0, now=now
                 )
                 written.append(file_id)
                 report.files_indexed += 1
@@ -273,7 +273,7 @@ class IndexWriter:
                     report.parse_errors.append(analysis.path)
             if graph_kept:
                 graph_mark = time.perf_counter()
-                graph.update(conn, project_id, written, graph_old)
+                graph.update(tx, project_id, written, graph_old)
                 timings = report.timings
                 timings["graph"] = timings.get("graph", 0.0) + time.perf_counter() - graph_mark
         return time.perf_counter() - mark
@@ -289,8 +289,8 @@ class IndexWriter:
         done, total)`` counts the chunks as they are embedded.
         """
         name = check_project_name(project)
-        with self.store.snapshot() as conn:
-            project_id = tables.project(conn, name).id  # NotFoundError for an unknown one
+        with self.store.snapshot() as tx:
+            project_id = tables.project(tx, name).id  # NotFoundError for an unknown one
         done = self._embed(name, limit=limit, progress=progress)
         self._mark_embedded(project_id, name)
         return done
@@ -311,8 +311,8 @@ class IndexWriter:
 
     def _mark_embedded(self, project_id: int, project: str) -> int:
         """Mark files whose chunks all have vectors; returns how many were marked."""
-        with self.store.transaction() as conn:
-            pending = tables.unembedded_files(conn, project_id)
+        with self.store.transaction() as tx:
+            pending = tables.unembedded_files(tx, project_id)
             if not pending:
                 return 0
             if self.store.pending_embeddings(kind=KIND, collection=project) == 0:
@@ -326,5 +326,5 @@ class IndexWriter:
                         for c in self.store.get_source(KIND, rel, collection=project)
                     )
                 ]
-            tables.mark_embedded(conn, ready)
+            tables.mark_embedded(tx, ready)
             return len(ready)
