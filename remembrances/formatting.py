@@ -1,10 +1,18 @@
-"""Rendering search results for people, prompts and programs: text, XML and JSON.
+"""The one place that turns hits and times into text, XML and JSON.
+
+Every interface renders through here: the CLI (its tables and ``--json``), the
+MCP server (text for models, structured results), the HTTP API (JSON) and the
+context enricher (its labels). Each hit carries a ``label``, the few words that
+say where it comes from, built by :func:`document_label`, :func:`event_label` or
+:func:`code_label` (``Guide › Install (guide.md)``, ``ops · 2026-11-01 09:00
+UTC``, ``[app] src/a.py:3-9 Cart.total (method)``); :func:`label_of` builds the
+same label from a hit's dict, so a client holding JSON (the CLI talking to a
+server) says the same. Times are aware UTC datetimes in Python, ISO 8601 in
+JSON (:func:`iso_time`) and ``2026-11-01 09:00 UTC`` in text (:func:`human_time`).
 
 The helpers take any result the library returns: a store ``SearchResult``, a KB
 hit, an event, a code hit, or anything with ``to_dict()`` (or a dataclass, or a
-mapping). They look for the body under ``text``/``content``/``code`` and build the
-label from whichever of title, heading path, subject, time, symbol name, path
-and lines are present, so a new kind of result needs no new formatter.
+mapping). They look for the body under ``text``/``content``/``code``.
 
 The XML block is meant for prompts: stored text is untrusted, so every attribute
 and every body is escaped (a document holding ``</result>`` cannot close the
@@ -26,10 +34,6 @@ from .errors import InvalidInputError
 Style = Literal["text", "xml", "json"]
 
 BODY_FIELDS = ("text", "content", "code", "body", "snippet")
-#: Left out of XML attributes by default: bulky or only useful for debugging.
-HIDDEN_ATTRIBUTES = frozenset(
-    {"metadata", "vector_score", "text_score", "vector_rank", "text_rank", "embed_text"}
-)
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _NAME_START = re.compile(r"[^A-Za-z_]")
@@ -61,33 +65,128 @@ def body_of(record: Mapping[str, Any]) -> str:
     return ""
 
 
-def label_of(record: Mapping[str, Any]) -> str:
-    """Where a result comes from, in a few words: "Guide › Install (guide.md)"."""
-    parts: list[str] = []
-    name = _first(record, "title", "subject", "qualified_name", "name")
-    heading = record.get("heading_path")
-    heading_parts = heading.split(" > ") if isinstance(heading, str) and heading else []
-    if name and heading_parts and heading_parts[0] == name:
-        heading_parts = heading_parts[1:]  # the title is the top heading: say it once
-    if name:
-        parts.append(name)
-    parts.extend(heading_parts)
-    head = " › ".join(parts)
-    location = _first(record, "path", "source", "file")
-    start, end = record.get("start_line"), record.get("end_line")
-    if location and isinstance(start, int):
-        location += f":{start}" if not isinstance(end, int) or end == start else f":{start}-{end}"
-    when = _value(record.get("occurred_at"))
-    pieces = [p for p in (head, location if location != name else "", when or "") if p]
-    return " · ".join(pieces)
-
-
-def _first(record: Mapping[str, Any], *names: str) -> str:
+def field(record: Mapping[str, Any], *names: str) -> Any:
+    """The first of ``names`` with a value, in ``record`` and then in its metadata."""
+    found = record.get("metadata")
+    meta: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     for name in names:
-        value = record.get(name)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return ""
+        for source in (record, meta):
+            value = source.get(name)
+            if value not in (None, "", [], {}):
+                return value
+    return None
+
+
+#: The kinds of hit; a chunk kind of the caller's own is labelled like a document.
+HIT_KINDS = ("kb", "event", "code")
+
+
+def kind_of(record: Mapping[str, Any]) -> str:
+    """Which layer a hit's dict comes from: "kb", "event", "code", or its own kind.
+
+    A code hit's ``kind`` is its symbol's kind ("function"), so code is recognised
+    by its language or line numbers; "events" (the layer's name) means "event".
+    """
+    kind = record.get("kind")
+    if kind == "events":
+        return "event"
+    if kind in HIT_KINDS:
+        return str(kind)
+    if "language" in record or "line_text" in record or "start_line" in record:
+        return "code"
+    if "subject" in record and ("occurred_at" in record or "content" in record):
+        return "event"
+    return str(kind) if isinstance(kind, str) else ""
+
+
+def document_label(title: Any, heading_path: Any, source: Any) -> str:
+    """``Guide › Setup › Linux (guide.md)``: the document, the headings, its source."""
+    title_text, source_text = _clean(title), _clean(source)
+    headings = _headings(heading_path)
+    if title_text and headings and headings[0] == title_text:
+        headings = headings[1:]  # the title is the top heading: say it once
+    label = " › ".join([title_text, *headings] if title_text else headings)
+    if not label:
+        return source_text or "document"
+    return f"{label} ({source_text})" if source_text and source_text != label else label
+
+
+def event_label(subject: Any, when: Any) -> str:
+    """``ops · 2026-11-01 09:00 UTC``: what the event is about and when it happened."""
+    subject_text = _clean(subject) or "(no subject)"
+    moment = human_time(when)
+    return f"{subject_text} · {moment}" if moment else subject_text
+
+
+def code_label(
+    path: Any,
+    start_line: Any = None,
+    end_line: Any = None,
+    name: Any = None,
+    kind: Any = None,
+    project: Any = None,
+) -> str:
+    """``[app] src/cart.py:3-9 Cart.total (method)``: where the code is and what it is."""
+    where = _clean(path)
+    if isinstance(start_line, int) and not isinstance(start_line, bool):
+        same = not isinstance(end_line, int) or end_line == start_line
+        where += f":{start_line}" if same else f":{start_line}-{end_line}"
+    label = where or "code"
+    name_text = _clean(name)
+    if name_text and name_text != where:
+        label += f" {name_text}" + (f" ({_clean(kind)})" if _clean(kind) else "")
+    if _clean(project):
+        label = f"[{_clean(project)}] {label}"
+    return label
+
+
+def label_of(record: Mapping[str, Any]) -> str:
+    """A hit's label from its dict: its own ``label`` if it has one, else built here."""
+    given = record.get("label")
+    if isinstance(given, str) and given:
+        return given
+    kind = kind_of(record)
+    if kind == "event":
+        return event_label(field(record, "subject"), field(record, "occurred_at", "at", "ts"))
+    if kind == "code":
+        chunk = record.get("kind") == "code"  # a store hit: the symbol is in its metadata
+        meta = record.get("metadata")
+        return code_label(
+            field(record, "path", "file", "source"),
+            field(record, "start_line", "line"),
+            field(record, "end_line"),
+            field(record, "qualified_name", "symbol", "name"),
+            (meta.get("kind") if isinstance(meta, Mapping) else None)
+            if chunk
+            else record.get("kind"),
+            field(record, "project") or (record.get("collection") if chunk else None),
+        )
+    if not any(field(record, n) for n in ("title", "heading_path", "source", "path", "file")):
+        return ""
+    return document_label(
+        field(record, "title"),
+        field(record, "heading_path"),
+        field(record, "source", "path", "file"),
+    )
+
+
+def _clean(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    return _SURROGATE.sub("\ufffd", str(value)).strip()
+
+
+def _headings(value: Any) -> list[str]:
+    """A heading path ("A > B", "A › B" or a list) as its headings."""
+    if isinstance(value, str):
+        parts = value.replace(" › ", " > ").split(" > ")
+    elif isinstance(value, list | tuple):
+        parts = [_clean(v) for v in value]
+    else:
+        return []
+    return [p.strip() for p in parts if p.strip()]
 
 
 def _value(value: Any) -> str | None:
@@ -190,25 +289,9 @@ def format_xml(
     return f"<{tag}>\n" + "\n".join(lines) + f"\n</{tag}>"
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if value is None or isinstance(value, bool | int):
-        return value
-    return str(value)
-
-
 def format_json(results: Iterable[Any], *, indent: int | None = None) -> str:
     """A JSON array of the results' dicts (NaN and infinities become null)."""
-    return json.dumps([_jsonable(as_record(r)) for r in results], ensure_ascii=False, indent=indent)
+    return json.dumps([jsonable(as_record(r)) for r in results], ensure_ascii=False, indent=indent)
 
 
 def format_results(results: Iterable[Any], style: Style = "text", **options: Any) -> str:
@@ -224,6 +307,17 @@ def format_results(results: Iterable[Any], style: Style = "text", **options: Any
 
 #: Fields a client never needs: vectors and hashes (the CLI and the HTTP API hide them).
 HIDDEN_FIELDS = frozenset({"embedding", "vector", "vectors", "content_hash", "embed_text"})
+#: Search debugging: the legs' scores and ranks (left out of XML attributes by default).
+DEBUG_FIELDS = frozenset({"vector_score", "text_score", "vector_rank", "text_rank"})
+#: Never shown to a model (MCP): internal ids and offsets, besides the above.
+HIDDEN_FROM_MODELS = (
+    HIDDEN_FIELDS
+    | DEBUG_FIELDS
+    | {"id", "chunk_id", "symbol_id", "parent_id", "position", "start_byte", "end_byte",
+       "char_start", "char_end"}
+)  # fmt: skip
+#: Left out of XML attributes by default: bulky or only useful for debugging.
+HIDDEN_ATTRIBUTES = DEBUG_FIELDS | {"metadata", "embed_text"}
 
 
 def record_fields(obj: Any) -> dict[Any, Any]:
@@ -247,18 +341,65 @@ def record_fields(obj: Any) -> dict[Any, Any]:
 
 #: Record fields that hold a time: every interface shows them as ISO 8601 UTC.
 TIME_FIELDS = frozenset(
-    {"ts", "at", "created_at", "updated_at", "indexed_at", "recorded_at", "occurred_at"}
-)
+    {"ts", "at", "created_at", "updated_at", "indexed_at", "recorded_at", "occurred_at",
+     "exported_at"}
+)  # fmt: skip
+
+
+def moment(value: Any) -> datetime | None:
+    """An aware UTC datetime from a datetime (naive means UTC), epoch seconds or ISO
+    text; None when ``value`` is none of those."""
+    if isinstance(value, datetime):
+        aware = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return aware.astimezone(UTC)
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        try:
+            return datetime.fromtimestamp(float(value), UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    if isinstance(value, str) and value.strip():
+        try:
+            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)
+    return None
 
 
 def iso_time(value: Any) -> Any:
-    """Epoch seconds or a datetime as ISO 8601 UTC; anything else unchanged."""
+    """A time (epoch seconds or a datetime) as ISO 8601 UTC; anything else unchanged."""
+    if isinstance(value, str):
+        return value
+    found = moment(value)
+    return value if found is None else found.isoformat()
+
+
+def human_time(value: Any, *, seconds: bool = False) -> str:
+    """A time as people read it: ``2026-11-01 09:00 UTC`` ("" for none; unreadable
+    text is shown as it is)."""
+    found = moment(value)
+    if found is None:
+        return value.strip() if isinstance(value, str) else ""
+    return found.strftime("%Y-%m-%d %H:%M:%S UTC" if seconds else "%Y-%m-%d %H:%M UTC")
+
+
+def jsonable(value: Any) -> Any:
+    """A value ``json.dumps`` accepts: NaN and infinities become null, datetimes ISO
+    text, records their dicts (the HTTP API answers with these)."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)  # lone surrogates cannot be encoded
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None  # JSON has no NaN
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [jsonable(v) for v in value]
     if isinstance(value, datetime):
-        moment = value if value.tzinfo else value.replace(tzinfo=UTC)
-        return moment.astimezone(UTC).isoformat()
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        try:
-            return datetime.fromtimestamp(float(value), UTC).isoformat()
-        except (OverflowError, OSError, ValueError):
-            return value
-    return value
+        return value.isoformat()
+    if hasattr(value, "to_dict"):
+        return jsonable(value.to_dict())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return jsonable(dataclasses.asdict(value))
+    return str(value)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 FORMAT = "remembrances-export"
 VERSION = 1
 #: Chunk kinds owned by a domain layer: exported through that layer, not as chunks.
-DOMAIN_KINDS = frozenset({"kb", "event", "events", "code"})
+DOMAIN_KINDS = frozenset({"kb", "event", "code"})
 
 
 @dataclass
@@ -120,8 +120,15 @@ def _chunk_sources(svc: RemembrancesService) -> Iterator[dict[str, Any]]:
             "kind": kind,
             "collection": collection,
             "source": source,
-            "chunks": [{"text": c.text, "metadata": c.metadata, "ts": c.ts} for c in chunks],
+            "chunks": [
+                {"text": c.text, "metadata": c.metadata, "ts": _epoch(c.ts)} for c in chunks
+            ],
         }
+
+
+def _epoch(moment: datetime | None) -> float | None:
+    """A chunk's time as the export has always written it: epoch seconds."""
+    return None if moment is None else moment.timestamp()
 
 
 def export_jsonl(svc: RemembrancesService, out: IO[str]) -> TransferReport:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -136,9 +137,15 @@ def test_every_kind_of_result_formats(store: Store) -> None:
     assert root[3].text == "def run(self):\n    return 1 < 2"
 
     text = format_text(results)
-    assert text.startswith("[1] kb Guide › Install · guide.md (score ")
-    assert "[2] event ops · 2026-01-02T03:04:00+00:00 (score " in text
-    assert "[4] code App.run · src/app.py:10-20 (score 0.7)\ndef run(self):" in text
+    assert text.startswith("[1] kb Guide › Install (guide.md) (score ")
+    assert "[2] event ops · 2026-01-02 03:04 UTC (score " in text
+    assert "[3] kb Guide › Install (guide.md) (score " in text  # a store hit says the same
+    assert "[4] code src/app.py:10-20 App.run (score 0.7)\ndef run(self):" in text
+    assert [r.label for r in (kb_hit, event, store_hit)] == [
+        "Guide › Install (guide.md)",
+        "ops · 2026-01-02 03:04 UTC",
+        "Guide › Install (guide.md)",
+    ]
 
     data = json.loads(format_json(results))
     assert [d["kind"] for d in data] == ["kb", "event", "kb", "code"]
@@ -162,10 +169,21 @@ def test_text_truncates_long_bodies_on_request() -> None:
 
 
 def test_labels() -> None:
-    assert label_of({"title": "T", "heading_path": "A > B", "source": "s.md"}) == "T › A › B · s.md"
+    assert label_of({"title": "T", "heading_path": "A > B", "source": "s.md"}) == "T › A › B (s.md)"
+    assert label_of({"title": "T", "heading_path": "T > B", "source": "s.md"}) == "T › B (s.md)"
     assert label_of({"source": "s.md"}) == "s.md"
     assert label_of({"path": "a.py", "start_line": 3}) == "a.py:3"
     assert label_of({}) == ""
+    # an event as the store returns it: its source is an internal id, its subject in metadata
+    event = {"kind": "event", "source": "7", "ts": 1761987600.0, "metadata": {"subject": "ops"}}
+    assert label_of(event) == "ops · 2025-11-01 09:00 UTC"
+    assert label_of({"kind": "events", "subject": "", "at": None}) == "(no subject)"
+    # a code chunk as the store returns it: the project is its collection
+    chunk = {"kind": "code", "collection": "app", "source": "a.py",
+             "metadata": {"path": "a.py", "start_line": 2, "end_line": 3,
+                          "qualified_name": "C.m", "kind": "method"}}  # fmt: skip
+    assert label_of(chunk) == "[app] a.py:2-3 C.m (method)"
+    assert label_of({"label": "given", "source": "s.md"}) == "given"
 
 
 def test_dispatch_and_bad_input() -> None:
@@ -177,3 +195,40 @@ def test_dispatch_and_bad_input() -> None:
         format_text([42])
     with pytest.raises(InvalidInputError, match="cannot format"):
         as_record(object())
+
+
+def test_every_layers_hit_has_the_one_contract(tmp_path: Any) -> None:
+    """kind, score, text, label, metadata and to_dict, whichever layer made the hit."""
+    import remembrances
+    from remembrances.enrichment import ContextEnricher
+    from remembrances.records import Hit
+
+    repo = tmp_path / "app"
+    repo.mkdir()
+    (repo / "cart.py").write_text("class Cart:\n    def total(self):\n        return 1\n")
+    with remembrances.open(tmp_path / "m.db", embedder="hash:64") as svc:
+        svc.kb.add("# Guide\n\n## Setup\n\nInstall the cart total.", source="guide.md")
+        svc.events.log("the cart total was wrong", subject="ops", at="2026-11-01T09:00:00Z")
+        svc.code.index(repo, project="app")
+        hits: list[Any] = [
+            svc.kb.search("cart total")[0],
+            svc.events.search("cart total")[0],
+            svc.code.search("cart total")[0],
+            *svc.store.search("cart total", limit=10),
+        ]
+        enrichment = ContextEnricher(svc).enrich("what is the cart total?")
+        hits += [i for items in enrichment.items.values() for i in items]
+    labels = {}
+    for hit in hits:
+        assert isinstance(hit, Hit), type(hit)
+        assert hit.source_kind in ("kb", "event", "code")
+        assert hit.label and hit.to_dict()["label"] == hit.label
+        assert hit.score is None or 0.0 <= hit.score <= 1.0
+        assert isinstance(hit.text, str) and isinstance(hit.metadata, Mapping)
+        labels.setdefault(hit.source_kind, set()).add(hit.label)
+    assert "ops · 2026-11-01 09:00 UTC" in labels["event"]  # store hits too: not the event id
+    assert "Guide › Setup (guide.md)" in labels["kb"]
+    assert any(label.startswith("[app] cart.py:") for label in labels["code"])
+    store_event = next(h for h in hits if isinstance(h, SearchResult) and h.kind == "event")
+    assert store_event.ts == datetime(2026, 11, 1, 9, tzinfo=UTC)  # aware, not epoch seconds
+    assert store_event.to_dict()["ts"] == "2026-11-01T09:00:00+00:00"

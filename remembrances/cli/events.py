@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
+from ..formatting import human_time
 from .app import State, cli, json_option, pass_state
 from .options import meta_option, parse_metadata
-from .output import snippet, when
+from .output import snippet
 from .render import first, record, records
 
 
@@ -50,12 +50,7 @@ def _scope(session: str | None, user: str | None, window: int = 0) -> dict[str, 
 
 
 def _time(value: Any) -> str:
-    if isinstance(value, int | float):
-        return when(value)
-    try:
-        return datetime.fromisoformat(str(value)).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    except ValueError:
-        return str(value or "-")
+    return human_time(value) or "-"
 
 
 @events.command(

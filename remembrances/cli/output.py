@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol
 
 import click
@@ -24,6 +24,8 @@ from rich.progress import (
 )
 from rich.syntax import Syntax
 from rich.table import Table
+
+from ..formatting import human_time
 
 SNIPPET_CHARS = 240
 
@@ -228,17 +230,4 @@ def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
 
 def when(ts: float | str | datetime | None) -> str:
     """A time (epoch seconds, ISO text or a datetime) as a readable UTC time."""
-    if ts is None or ts == "":
-        return "-"
-    if isinstance(ts, str):
-        try:
-            moment = datetime.fromisoformat(ts)
-        except ValueError:
-            return ts
-    elif isinstance(ts, datetime):
-        moment = ts
-    else:
-        moment = datetime.fromtimestamp(ts, UTC)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return human_time(ts, seconds=True) or "-"

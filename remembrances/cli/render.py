@@ -1,4 +1,6 @@
-"""Turning whatever the API returns (dataclasses, dicts) into rows and highlighted code."""
+"""Hits and records as rich renderables: a header with the hit's label, then its
+text or highlighted code. Labels, times and fields come from
+:mod:`remembrances.formatting`, the one place that turns hits into text."""
 
 from __future__ import annotations
 
@@ -8,8 +10,8 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from ..formatting import TIME_FIELDS, iso_time, record_fields
-from .output import Output, snippet, when
+from ..formatting import TIME_FIELDS, field, iso_time, kind_of, label_of, record_fields
+from .output import Output, snippet
 
 
 def record(obj: Any) -> dict[str, Any]:
@@ -23,36 +25,12 @@ def records(items: Iterable[Any]) -> list[dict[str, Any]]:
 
 def first(data: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
     """The first present, non-empty value among ``keys`` (top level, then metadata)."""
-    found = data.get("metadata")
-    meta: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-    for key in keys:
-        for source in (data, meta):
-            value = source.get(key)
-            if value not in (None, ""):
-                return value
-    return default
-
-
-def origin(data: Mapping[str, Any]) -> str:
-    """Where a hit came from, in the words a person would use."""
-    if first(data, "kind") == "event":  # an event chunk's source is its internal id
-        path = first(data, "subject", default="(no subject)")
-    else:
-        path = first(data, "path", "file", "source", "subject", "title", default="?")
-    start = first(data, "start_line", "line")
-    end = first(data, "end_line")
-    where = f"{path}:{start}" + (f"-{end}" if end and end != start else "") if start else str(path)
-    name = first(data, "qualified_name", "heading", "heading_path", "title")
-    if name and str(name) not in where:
-        where += f"  {name}"
-    ts = first(data, "ts", "at")
-    if ts is not None and first(data, "kind") == "event":
-        where += f"  ({when(ts)})"
-    return where
+    value = field(data, *keys)
+    return default if value is None else value
 
 
 def is_code(data: Mapping[str, Any]) -> bool:
-    return bool(first(data, "language")) and first(data, "kind") not in ("kb", "event", "events")
+    return kind_of(data) == "code"
 
 
 def hit_view(out: Output, data: Mapping[str, Any], rank: int) -> RenderableType:
@@ -65,7 +43,7 @@ def hit_view(out: Output, data: Mapping[str, Any], rank: int) -> RenderableType:
     kind = first(data, "kind", "source_kind")
     if kind:
         header.append(f"[{kind}] ", style="magenta")
-    header.append(origin(data), style="green")
+    header.append(label_of(data) or "?", style="green")
     text = str(first(data, "code", "text", "content", default=""))
     offset = first(data, "code_offset")
     if "code" not in data and isinstance(offset, int) and 0 < offset < len(text):

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..formatting import code_label
 from .discovery import SkippedFile
 
 
@@ -74,7 +75,8 @@ class CodeSymbol:
 
 @dataclass
 class CodeHit:
-    """One search hit: the symbol (or file part), where it is, and its code."""
+    """One search hit: the symbol (or file part), where it is, and its code (a
+    :class:`~remembrances.records.Hit`; ``kind`` is the symbol's kind)."""
 
     score: float
     project: str
@@ -99,8 +101,27 @@ class CodeHit:
     #: (0-based), source line]`` per run of consecutive lines; None when it does not.
     line_runs: list[list[int]] | None = None
 
+    @property
+    def source_kind(self) -> str:
+        return "code"
+
+    @property
+    def text(self) -> str:
+        return self.code
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {}  # code carries no caller metadata
+
+    @property
+    def label(self) -> str:
+        """``[app] src/cart.py:3-9 Cart.total (method)``."""
+        return code_label(
+            self.path, self.start_line, self.end_line, self.qualified_name, self.kind, self.project
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "label": self.label}
 
 
 @dataclass

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..code.parsing.analysis import source_lines
 from .plan import EnrichmentPlan
-from .sources import ContextItem, SourceSearch, code_item
+from .sources import ContextItem, SourceSearch, symbol_item
 
 log = logging.getLogger(__name__)
 
@@ -201,18 +201,7 @@ def _definition_item(symbol: Any, root: str | None) -> ContextItem:
     text = _source_lines(root, symbol.path, symbol.start_line, symbol.end_line)
     if not text:
         text = symbol.signature + (f"\n{symbol.docstring}" if symbol.docstring else "")
-    hit = {
-        "path": symbol.path,
-        "start_line": symbol.start_line,
-        "end_line": symbol.end_line,
-        "qualified_name": symbol.qualified_name,
-        "kind": symbol.kind,
-        "project": symbol.project,
-        "code": text,
-        "language": symbol.language,
-    }
-    item = code_item(hit)
-    return ContextItem(item.source, item.origin, item.text, None, item.key, item.language)
+    return symbol_item(symbol, text)
 
 
 def _source_lines(root: str | None, path: str, start: int, end: int) -> str:

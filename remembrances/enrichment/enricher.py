@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .budget import Limits, fit
 from .code_focus import code_aware, wait_idle
@@ -24,6 +24,9 @@ from .heuristic import HeuristicPlanner
 from .plan import EnrichmentPlan, QueryPlanner
 from .render import render_block
 from .sources import SEARCHES, ContextItem, SourceSearch, wanted
+
+if TYPE_CHECKING:
+    from ..service import RemembrancesService
 
 log = logging.getLogger(__name__)
 
@@ -48,14 +51,14 @@ ITEM_FLOOR = 0.5
 class ContextEnricher:
     """Plans, searches the KB, events and code in parallel, filters, and formats.
 
-    ``service`` is a :class:`~remembrances.RemembrancesService` (anything with
-    ``kb``, ``events`` and ``code`` layers). ``planner`` defaults to
+    ``service`` is the :class:`~remembrances.RemembrancesService` whose ``kb``,
+    ``events`` and ``code`` layers are searched. ``planner`` defaults to
     :class:`HeuristicPlanner`. Safe to call from many threads at once.
     """
 
     def __init__(
         self,
-        service: Any,
+        service: RemembrancesService,
         config: EnricherConfig | None = None,
         planner: QueryPlanner | None = None,
     ) -> None:
@@ -128,8 +131,8 @@ class ContextEnricher:
         meant for a search, and every source would be dropped."""
         if self._warmed:
             return
-        for owner, method in ((getattr(self.service, "embedder", None), "load"),
-                              (getattr(self.service, "store", None), "warm")):  # fmt: skip
+        # Only some embedders have a model to load (the local one does).
+        for owner, method in ((self.service.embedder, "load"), (self.service.store, "warm")):
             load = getattr(owner, method, None)
             if callable(load):
                 try:
@@ -235,7 +238,9 @@ class ContextEnricher:
         wait_idle()  # and so do the code searches they started (code_focus.py)
 
 
-def _timed(search: Any, service: Any, plan: EnrichmentPlan) -> tuple[list[ContextItem], float]:
+def _timed(
+    search: SourceSearch, service: RemembrancesService, plan: EnrichmentPlan
+) -> tuple[list[ContextItem], float]:
     started = time.perf_counter()
     items = search(service, plan)
     return items, (time.perf_counter() - started) * 1000

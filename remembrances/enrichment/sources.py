@@ -1,35 +1,46 @@
 """Running one planned search per domain layer and reading its hits as context items.
 
 The enricher depends on the layers' documented search methods only
-(``kb.search``, ``events.search``, ``code.search``) and reads their hits through
-the small adapters below, which look for a field under the names the layers are
-likely to use (attribute or mapping key, then the hit's ``metadata``). A layer
-that renames a field then loses an origin label, not the whole turn.
+(``kb.search``, ``events.search``, ``code.search``), whose hits share one
+contract (:class:`~remembrances.records.Hit`): each brings its own label (where
+it comes from), text and score, so nothing here guesses at field names.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
+from ..formatting import code_label
 from .plan import EnrichmentPlan
+
+if TYPE_CHECKING:
+    from ..code.records import CodeHit, CodeSymbol
+    from ..events.records import Event
+    from ..kb.records import KBHit
+    from ..service import RemembrancesService
 
 #: Markdown heading lines at the start of a KB chunk: the origin already names them.
 _LEADING_HEADINGS = re.compile(r"\A(?:[ \t]*#{1,6}[ \t][^\n]*\n+)+")
 
+#: The enricher's sources are the service's layers (``svc.kb``, ``svc.events``,
+#: ``svc.code``); each hit's kind is "kb", "event" or "code".
 SECTION_TITLES = {"kb": "Knowledge base", "events": "Events", "code": "Code"}
+_KIND_OF_SOURCE = {"kb": "kb", "events": "event", "code": "code"}
 
 
 @dataclass(frozen=True)
 class ContextItem:
-    """One piece of memory to show, with where it came from.
+    """One piece of memory to show, with where it came from (a :class:`~remembrances.records.Hit`).
 
-    ``score`` is the layer's normalised score (None when the layer listed items
-    without a query, e.g. events in a time window). ``key`` identifies the
-    underlying record for de-duplication.
+    ``source`` is the layer that found it ("kb", "events", "code"); ``origin`` is
+    the hit's label. ``score`` is the layer's normalised score (None when the
+    layer listed items without a query, e.g. events in a time window). ``key``
+    identifies the underlying record for de-duplication.
     """
 
     source: str
@@ -38,144 +49,75 @@ class ContextItem:
     score: float | None
     key: str
     language: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def source_kind(self) -> str:
+        return _KIND_OF_SOURCE.get(self.source, self.source)
+
+    @property
+    def label(self) -> str:
+        return self.origin
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.source_kind,
+            "label": self.origin,
+            "text": self.text,
+            "score": None if self.score is None else round(self.score, 6),
+            "language": self.language,
+            "metadata": dict(self.metadata),
+        }
 
 
-def field_of(hit: Any, *names: str) -> Any:
-    """The first of ``names`` that ``hit`` has (attribute, key, or metadata entry)."""
-    for container in _containers(hit):
-        for name in names:
-            if isinstance(container, Mapping):
-                value = container.get(name)
-            else:
-                value = getattr(container, name, None)
-            if value is not None and not callable(value):
-                return value
-    return None
-
-
-def _containers(hit: Any) -> list[Any]:
-    found = [hit]
-    for nested in ("chunk", "result", "hit", "document", "event", "symbol"):
-        inner = hit.get(nested) if isinstance(hit, Mapping) else getattr(hit, nested, None)
-        if inner is not None and not isinstance(inner, str | int | float):
-            found.append(inner)
-    for container in list(found):
-        meta = (
-            container.get("metadata")
-            if isinstance(container, Mapping)
-            else getattr(container, "metadata", None)
-        )
-        if isinstance(meta, Mapping):
-            found.append(meta)
-    return found
-
-
-def score_of(hit: Any) -> float | None:
-    value = field_of(hit, "score", "relevance", "similarity")
-    try:
-        score = float(value)
-    except (TypeError, ValueError):
+def _score(value: float | None) -> float | None:
+    """A layer's score; NaN (no score) counts as unscored."""
+    if value is None:
         return None
-    return score if score == score else None  # NaN counts as unscored
+    score = float(value)
+    return score if math.isfinite(score) else None
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return str(value).encode("utf-8", "replace").decode("utf-8")
+def kb_item(hit: KBHit) -> ContextItem:
+    text = _LEADING_HEADINGS.sub("", hit.text)  # the label names the headings
+    key = f"kb:{hit.source}:{hit.chunk_id}"
+    return ContextItem("kb", hit.label, text, _score(hit.score), key, metadata=hit.metadata)
 
 
-def _heading(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value.strip()
-    if isinstance(value, Sequence):
-        return " › ".join(_text(v).strip() for v in value if _text(v).strip())
-    return _text(value)
+def event_item(hit: Event) -> ContextItem:
+    key = f"events:{hit.id}"
+    return ContextItem(
+        "events", hit.label, hit.content, _score(hit.score), key, metadata=hit.metadata
+    )
 
 
-def format_time(value: Any) -> str:
-    """An event time as ``YYYY-MM-DD HH:MM UTC`` (accepts datetime, epoch or ISO text)."""
-    moment = _moment(value)
-    if moment is None:  # unreadable text is shown as it is
-        return value.strip() if isinstance(value, str) else ""
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+def _code_key(project: str, path: str, start: int, end: int, name: str) -> str:
+    """The same key for a search hit and a definition looked up by name (shown once)."""
+    lines = f":{start}" if end == start else f":{start}-{end}"
+    return f"code:{project}:{path}{lines}:{name}"
 
 
-def _moment(value: Any) -> datetime | None:
-    """An aware datetime from a datetime, epoch seconds or ISO text; None if unreadable."""
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
-        try:
-            return datetime.fromtimestamp(float(value), UTC)
-        except (OverflowError, OSError, ValueError):
-            return None
-    if isinstance(value, str) and value.strip():
-        try:
-            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return None
-
-
-def kb_item(hit: Any) -> ContextItem:
-    document = _text(field_of(hit, "title", "source", "document_id", "doc_id", "path", "id"))
-    source = _text(field_of(hit, "source", "path", "document_id", "doc_id"))
-    heading = _heading(field_of(hit, "heading_path", "headings", "heading", "section"))
-    for separator in (" > ", " › "):
-        # A document's title is often its first heading too; say it once.
-        if heading.startswith(document + separator):
-            heading = heading[len(document) + len(separator) :]
-        heading = heading.replace(separator, " › ")
-    if heading == document:
-        heading = ""
-    origin = " › ".join(p for p in (document, heading) if p) or "document"
-    if source and source != document:
-        origin = f"{origin} ({source})"
-    text = _LEADING_HEADINGS.sub("", _text(field_of(hit, "text", "content", "body")))
-    key = _text(field_of(hit, "chunk_id", "id")) or f"{source}#{text[:80]}"
-    return ContextItem("kb", origin, text, score_of(hit), f"kb:{source}:{key}")
-
-
-def event_item(hit: Any) -> ContextItem:
-    subject = _text(field_of(hit, "subject", "topic", "source")) or "event"
-    when = format_time(field_of(hit, "occurred_at", "ts", "timestamp", "time", "created_at"))
-    origin = f"{subject} · {when}" if when else subject
-    text = _text(field_of(hit, "content", "text", "body"))
-    key = _text(field_of(hit, "event_id", "id")) or f"{subject}#{when}#{text[:80]}"
-    return ContextItem("events", origin, text, score_of(hit), f"events:{key}")
-
-
-def code_item(hit: Any) -> ContextItem:
-    path = _text(field_of(hit, "path", "file", "file_path", "relative_path", "source"))
-    start = field_of(hit, "start_line", "line_start", "line")
-    end = field_of(hit, "end_line", "line_end")
-    lines = ""
-    if isinstance(start, int):
-        lines = f":{start}" if not isinstance(end, int) or end == start else f":{start}-{end}"
-    name = _text(field_of(hit, "qualified_name", "qualname", "name", "symbol"))
-    kind = _text(field_of(hit, "kind", "symbol_kind"))
-    project = _text(field_of(hit, "project", "project_name"))
-    origin = f"{path}{lines}" if path else "code"
-    if name and name != path:
-        origin += f" {name}" + (f" ({kind})" if kind else "")
-    if project:
-        origin = f"[{project}] {origin}"
-    text = _text(field_of(hit, "code", "text", "content"))
-    language = field_of(hit, "language", "lang")
-    key = f"{project}:{path}{lines}:{name}" if path or name else _text(field_of(hit, "id"))
+def code_item(hit: CodeHit) -> ContextItem:
     return ContextItem(
         "code",
-        origin,
+        hit.label,
+        hit.code,
+        _score(hit.score),
+        _code_key(hit.project, hit.path, hit.start_line, hit.end_line, hit.qualified_name),
+        language=_language(hit.language),
+    )
+
+
+def symbol_item(symbol: CodeSymbol, text: str) -> ContextItem:
+    """A definition found by name, shown as its search hit would be (unscored: certain)."""
+    where = (symbol.path, symbol.start_line, symbol.end_line, symbol.qualified_name)
+    return ContextItem(
+        "code",
+        code_label(*where, symbol.kind, symbol.project),
         text,
-        score_of(hit),
-        f"code:{key}",
-        language=_language(language),
+        None,
+        _code_key(symbol.project, *where),
+        language=_language(symbol.language),
     )
 
 
@@ -186,10 +128,10 @@ def _language(value: Any) -> str | None:
     return cleaned or None
 
 
-SourceSearch = Callable[[Any, EnrichmentPlan], list[ContextItem]]
+SourceSearch = Callable[["RemembrancesService", EnrichmentPlan], list[ContextItem]]
 
 
-def search_kb(service: Any, plan: EnrichmentPlan) -> list[ContextItem]:
+def search_kb(service: RemembrancesService, plan: EnrichmentPlan) -> list[ContextItem]:
     hits = service.kb.search(plan.kb_query, limit=plan.kb_limit)
     return [kb_item(h) for h in hits]
 
@@ -199,7 +141,7 @@ def search_kb(service: Any, plan: EnrichmentPlan) -> list[ContextItem]:
 RECENT_HALF_LIFE = timedelta(days=7)
 
 
-def search_events(service: Any, plan: EnrichmentPlan) -> list[ContextItem]:
+def search_events(service: RemembrancesService, plan: EnrichmentPlan) -> list[ContextItem]:
     """Events for the plan; a time phrase favours its window instead of hiding the rest.
 
     "Why did the deploy fail last week?" should still find a failure logged
@@ -217,29 +159,25 @@ def search_events(service: Any, plan: EnrichmentPlan) -> list[ContextItem]:
         inside = service.events.search(
             query, since=plan.events_since, until=plan.events_until, limit=limit
         )
-        seen = {field_of(h, "id") for h in inside}
+        seen = {h.id for h in inside}
         anywhere = service.events.search(query, limit=limit)
-        hits = inside + [h for h in anywhere if field_of(h, "id") not in seen]
+        hits = inside + [h for h in anywhere if h.id not in seen]
     if plan.events_recent and hits:
         hits = _newest_favoured(hits)
     return [event_item(h) for h in hits]
 
 
-def _newest_favoured(hits: list[Any]) -> list[Any]:
-    times = [_moment(field_of(h, "occurred_at", "ts", "timestamp")) for h in hits]
-    newest = max((t for t in times if t is not None), default=None)
-    if newest is None:
-        return hits
+def _newest_favoured(hits: list[Event]) -> list[Event]:
+    newest = max(h.occurred_at for h in hits)
 
-    def weight(pair: tuple[Any, datetime | None]) -> float:
-        hit, moment = pair
-        age = (newest - moment) if moment is not None else RECENT_HALF_LIFE * 4
-        return float((score_of(hit) or 0.0) * 0.5 ** (age / RECENT_HALF_LIFE))
+    def weight(hit: Event) -> float:
+        age = newest - hit.occurred_at
+        return float((_score(hit.score) or 0.0) * 0.5 ** (age / RECENT_HALF_LIFE))
 
-    return [h for h, _ in sorted(zip(hits, times, strict=True), key=weight, reverse=True)]
+    return sorted(hits, key=weight, reverse=True)
 
 
-def search_code(service: Any, plan: EnrichmentPlan) -> list[ContextItem]:
+def search_code(service: RemembrancesService, plan: EnrichmentPlan) -> list[ContextItem]:
     hits = service.code.search(plan.code_query, limit=plan.code_limit)
     return [code_item(h) for h in hits]
 

@@ -6,10 +6,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from ..formatting import event_label
+
 
 @dataclass(frozen=True)
 class Event:
-    """One event. Times are aware UTC datetimes; ``score`` is set by a search."""
+    r"""One event. Times are aware UTC datetimes; ``score`` is set by a search (a
+    search's events are :class:`~remembrances.records.Hit`\ s)."""
 
     id: int
     subject: str
@@ -32,6 +35,15 @@ class Event:
     def text(self) -> str:  # the name every other search result uses
         return self.content
 
+    @property
+    def source_kind(self) -> str:
+        return "event"
+
+    @property
+    def label(self) -> str:
+        """``ops · 2026-11-01 09:00 UTC``: the subject (a turn's speaker) and the time."""
+        return event_label(self.subject, self.occurred_at)
+
     def with_score(self, score: float) -> Event:
         return replace(self, score=score)
 
@@ -48,6 +60,7 @@ class Event:
     def _fields(self) -> dict[str, Any]:
         return {
             "kind": "event",
+            "label": self.label,
             "id": self.id,
             "subject": self.subject,
             "content": self.content,

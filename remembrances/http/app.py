@@ -19,7 +19,8 @@ from starlette.exceptions import HTTPException
 
 from ..errors import NotFoundError, RemembrancesError
 from ..mcp.roots import AllowedRoots
-from ..service import RemembrancesService
+from ..service import RemembrancesService, source_kinds
+from ..validation import check_choices
 from . import models as m
 from .encode import jsonable, record, records
 from .errors import body, one_line, status_for
@@ -127,7 +128,7 @@ def build_app(
             req.query,
             mode=req.mode,
             limit=req.limit,
-            kind=req.kinds or None,
+            kind=check_choices(req.kinds, source_kinds(svc), "kinds") if req.kinds else None,
             collection=req.collections or None,
             min_score=req.min_score,
             since=req.since,

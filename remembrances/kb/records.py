@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from ..discovery import SkippedFile
+from ..formatting import document_label
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,8 @@ class Document:
 
 @dataclass
 class KBHit:
-    """One matching chunk of a document, with where it sits in the document."""
+    """One matching chunk of a document, with where it sits in the document (a
+    :class:`~remembrances.records.Hit`)."""
 
     source: str
     collection: str
@@ -60,9 +62,19 @@ class KBHit:
     chunk_id: int
     kind: str = "kb"
 
+    @property
+    def source_kind(self) -> str:
+        return "kb"
+
+    @property
+    def label(self) -> str:
+        """``Guide › Install (guide.md)``: the title, the headings, the source."""
+        return document_label(self.title, self.heading_path, self.source)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
+            "label": self.label,
             "source": self.source,
             "collection": self.collection,
             "title": self.title,

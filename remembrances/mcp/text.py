@@ -1,21 +1,20 @@
-"""Compact, id-free renderings of library results for a model to read."""
+"""Compact, id-free renderings of library results for a model to read.
+
+Labels and times come from :mod:`remembrances.formatting` (the one renderer), so
+a model reads the same ``ops · 2026-11-01 09:00 UTC`` as the CLI and the enricher.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from ..formatting import TIME_FIELDS, iso_time
+from ..formatting import HIDDEN_FROM_MODELS, TIME_FIELDS, field, iso_time, label_of
 
-#: Never shown to an agent: internal ids, vectors, hashes.
-HIDDEN = frozenset(
-    {"id", "chunk_id", "symbol_id", "parent_id", "embedding", "vector", "content_hash",
-     "embed_text", "vector_rank", "text_rank", "vector_score", "text_score", "position",
-     "start_byte", "end_byte", "char_start", "char_end"}
-)  # fmt: skip
+HIDDEN = HIDDEN_FROM_MODELS
 TEXT_CHARS = 1200
 
 
@@ -44,42 +43,9 @@ def plain(obj: Any) -> Any:
     return str(obj)
 
 
-def _get(data: Mapping[str, Any], *keys: str) -> Any:
-    found = data.get("metadata")
-    meta: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-    for key in keys:
-        for source in (data, meta):
-            value = source.get(key)
-            if value not in (None, "", [], {}):
-                return value
-    return None
-
-
-def _time(value: Any) -> str | None:
-    """A time as "2026-11-01 09:00 UTC" (from epoch seconds or an ISO string)."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    try:
-        return datetime.fromisoformat(str(value)).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    except ValueError:
-        return None if value is None else str(value)
-
-
 def origin(data: Mapping[str, Any]) -> str:
-    if _get(data, "kind") in ("event", "events"):  # its source would be an internal id
-        where = str(_get(data, "subject") or "(no subject)")
-    else:
-        where = str(_get(data, "path", "file", "source", "subject", "title") or "?")
-    start, end = _get(data, "start_line", "line"), _get(data, "end_line")
-    if start:
-        where += f":{start}" + (f"-{end}" if end and end != start else "")
-    name = _get(data, "qualified_name", "heading_path", "heading", "title")
-    if name and str(name) not in where:
-        where += f" ({name})"
-    at = _get(data, "occurred_at", "at", "ts")
-    if at is not None and _get(data, "kind") in ("event", "events"):
-        where += f" @ {_time(at)}"
-    return where
+    """Where a hit came from: its label (see :func:`remembrances.formatting.label_of`)."""
+    return label_of(data) or "?"
 
 
 def hits(items: Iterable[Any], *, empty: str = "No results.") -> tuple[str, list[Any]]:
@@ -90,19 +56,19 @@ def hits(items: Iterable[Any], *, empty: str = "No results.") -> tuple[str, list
     lines = []
     for n, hit in enumerate(data, start=1):
         score = hit.get("score") if isinstance(hit, Mapping) else None
-        kind = _get(hit, "kind") if isinstance(hit, Mapping) else None
+        kind = field(hit, "kind") if isinstance(hit, Mapping) else None
         head = f"{n}." + (f" [{score:.2f}]" if isinstance(score, int | float) else "")
         head += f" {kind}:" if kind else ""
         head += f" {origin(hit)}" if isinstance(hit, Mapping) else f" {hit}"
         body = (
-            _get(hit, "code", "text", "content", "line_text", "signature")
+            field(hit, "code", "text", "content", "line_text", "signature")
             if isinstance(hit, Mapping)
             else None
         )
         lines.append(head)
         for turn in hit.get("before") or [] if isinstance(hit, Mapping) else []:
             lines.append(f"   ↑ {turn.get('subject')}: {_short(turn.get('content'))}")
-        offset = _get(hit, "code_offset") if isinstance(hit, Mapping) else None
+        offset = field(hit, "code_offset") if isinstance(hit, Mapping) else None
         if body and "code" not in hit and isinstance(offset, int) and 0 < offset < len(body):
             body = body[offset:]  # a code chunk: its header repeats the origin
         if body:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -81,7 +82,9 @@ def test_export_import_roundtrip_of_directly_stored_chunks(tmp_path: Path) -> No
         imported = import_jsonl(svc, buffer.getvalue().splitlines())
         assert imported.counts == {"chunks": 1}
         [chunk] = svc.store.get_source("note", "n1", collection="c1")
-        assert (chunk.text, chunk.metadata, chunk.ts) == ("first 🙂", {"k": 1}, 1_700_000_000.0)
+        assert (chunk.text, chunk.metadata) == ("first 🙂", {"k": 1})
+        assert chunk.ts == datetime.fromtimestamp(1_700_000_000, UTC)  # aware, UTC
+        assert '"ts": 1700000000.0' in buffer.getvalue()  # the export keeps epoch seconds
         assert chunk.has_embedding
 
 

@@ -8,9 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from remembrances.code.records import CodeHit
 from remembrances.enrichment.budget import ELLIPSIS, Limits, cut_text, fit
 from remembrances.enrichment.render import HEADER, render_block
 from remembrances.enrichment.sources import ContextItem, code_item, event_item, kb_item
+from remembrances.events.records import Event
+from remembrances.kb.records import KBHit
 
 PROSE = (
     "Retries use exponential backoff. Each attempt doubles the delay! Is jitter added? "
@@ -85,41 +88,46 @@ def test_sources_take_turns_so_one_cannot_crowd_out_another() -> None:
     assert chosen["code"] and chosen["kb"]
 
 
-def test_hits_are_read_from_mappings_and_nested_metadata() -> None:
+def test_each_layers_hit_becomes_an_item_with_its_own_label() -> None:
     kb = kb_item(
-        {
-            "source": "guide.md",
-            "title": "Guide",
-            "metadata": {"heading_path": "Guide > Setup > Linux"},
-            "text": "# Guide\n## Setup\n\nInstall it.\n## Later heading",
-            "score": 0.8,
-        }
+        KBHit(
+            source="guide.md",
+            collection="default",
+            title="Guide",
+            heading_path="Guide > Setup > Linux",
+            text="# Guide\n## Setup\n\nInstall it.\n## Later heading",
+            score=0.8,
+            metadata={},
+            position=0,
+            chunk_id=7,
+        )
     )
-    assert kb.origin == "Guide › Setup › Linux (guide.md)" and kb.score == 0.8
+    assert kb.origin == kb.label == "Guide › Setup › Linux (guide.md)" and kb.score == 0.8
     assert kb.text == "Install it.\n## Later heading"  # leading headings are in the origin
-    event = event_item(
-        {"subject": "deploy", "content": "v2", "occurred_at": "2026-11-20T14:05:00Z", "id": 3}
-    )
+    at = datetime(2026, 11, 20, 14, 5, tzinfo=UTC)
+    event = event_item(Event(3, "deploy", "v2", at, at, {}))
     assert event.origin == "deploy · 2026-11-20 14:05 UTC" and event.score is None
-    epoch = event_item({"subject": "x", "text": "y", "ts": datetime(2026, 1, 1, tzinfo=UTC)})
-    assert epoch.origin == "x · 2026-01-01 00:00 UTC"
+    assert (event.source, event.source_kind, event.key) == ("events", "event", "events:3")
+    untitled = event_item(Event(4, "", "y", at, at, {}, score=0.5))
+    assert untitled.origin == "(no subject) · 2026-11-20 14:05 UTC" and untitled.score == 0.5
     code = code_item(
-        {
-            "path": "a/b.py",
-            "start_line": 3,
-            "end_line": 9,
-            "qualified_name": "C.m",
-            "kind": "method",
-            "code": "def m(self): ...",
-            "score": float("nan"),
-            "language": "Python",
-        }
+        CodeHit(
+            score=float("nan"),
+            project="app",
+            path="a/b.py",
+            language="Python",
+            kind="method",
+            name="m",
+            qualified_name="C.m",
+            signature="def m(self)",
+            docstring="",
+            start_line=3,
+            end_line=9,
+            code="def m(self): ...",
+            parent="C",
+            symbol_id=1,
+        )
     )
-    assert code.origin == "a/b.py:3-9 C.m (method)" and code.score is None
-    assert code.language == "python"
-
-
-def test_a_hit_with_none_of_the_fields_still_renders() -> None:
-    for adapter in (kb_item, event_item, code_item):
-        result = adapter(object())
-        assert result.text == "" and result.origin
+    assert code.origin == "[app] a/b.py:3-9 C.m (method)" and code.score is None
+    assert code.language == "python" and code.source_kind == "code"
+    assert code.to_dict()["label"] == code.origin

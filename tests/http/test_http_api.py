@@ -121,6 +121,15 @@ def test_search_enrich_stats_check(http: httpx.Client) -> None:
                                            "source": "keys"}))  # fmt: skip
     hits = ok(http.post("/v1/search", json={"query": "rotate API key", "kinds": ["kb"]}))
     assert hits[0]["source"] == "keys" and hits[0]["kind"] == "kb"  # type: ignore[index]
+    assert hits[0]["label"] == "keys"  # type: ignore[index]
+    ok(http.post("/v1/events", json={"content": "rotated the API key", "subject": "ops",
+                                     "at": "2026-11-01T09:00:00Z"}))  # fmt: skip
+    for kinds in (["event"], ["events"]):  # the plural is what people type
+        (event,) = ok(http.post("/v1/search", json={"query": "rotated", "kinds": kinds}))  # type: ignore[misc]
+        assert event["ts"] == "2026-11-01T09:00:00+00:00"  # ISO text, as the CLI prints it
+        assert event["label"] == "ops · 2026-11-01 09:00 UTC"
+    typo = http.post("/v1/search", json={"query": "x", "kinds": ["evnt"]})
+    assert typo.status_code == 400 and "use one of" in typo.json()["message"]
     enriched = ok(http.post("/v1/enrich", json={"prompt": "how often do we rotate the API key?"}))
     assert isinstance(enriched, dict) and "90 days" in enriched["context"]
     stats = ok(http.get("/v1/stats"))

@@ -37,7 +37,7 @@ def test_event_hits_in_search_memory_show_subject_and_time_not_the_id(drive: Dri
         found = await call(session, "search_memory", query="payment service", kinds=["event"])
         assert not found.is_error
         first_line = text_of(found).splitlines()[0]
-        assert "event: deploys @ 2026-11-01 09:00 UTC" in first_line, first_line
+        assert "event: deploys · 2026-11-01 09:00 UTC" in first_line, first_line
         hit = found.structured_content["results"][0]
         assert "source" not in hit  # it was the event's internal id ("4")
         assert hit["subject"] == "deploys"
