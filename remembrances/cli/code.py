@@ -161,14 +161,23 @@ def refs(state: State, name: str, project: str | None) -> None:
     "map", epilog="Example:  remembrances code map app --tokens 2048 --focus src/app/upload.py"
 )
 @click.argument("project")
-@click.option("--tokens", "budget", type=int, default=1024, show_default=True, help="Token budget.")
+@click.option(
+    "--tokens",
+    "budget",
+    type=int,
+    default=None,
+    help="Token budget [default: 1024, the library's DEFAULT_BUDGET_TOKENS].",
+)
 @click.option(
     "--focus", multiple=True, help="A file or symbol to rank the map towards (repeatable)."
 )
 @json_option
 @pass_state
-def map_(state: State, project: str, budget: int, focus: tuple[str, ...]) -> None:
+def map_(state: State, project: str, budget: int | None, focus: tuple[str, ...]) -> None:
     """The most important files and signatures of a project, ranked, within a token budget."""
+    from ..code.repo_map import DEFAULT_BUDGET_TOKENS  # one default for the CLI, MCP and API
+
+    budget = DEFAULT_BUDGET_TOKENS if budget is None else budget
     code = state.service().code
     if not hasattr(code, "repo_map"):  # a server older than the map, or the HTTP client
         raise click.ClickException("code map is not served over --url yet; use --db")

@@ -20,6 +20,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from .. import __version__
+from ..code.repo_map import DEFAULT_BUDGET_TOKENS
 from ..errors import NotFoundError, RemembrancesError
 from ..service import RemembrancesService, source_kinds
 from ..validation import check_choices
@@ -31,8 +32,18 @@ log = logging.getLogger(__name__)
 INSTRUCTIONS = """\
 Long-term memory in one local file: a knowledge base of documents, a log of events
 and an index of code repositories, all searchable by meaning and by words.
-Call enrich_context with the user's request to get the memory that helps with it;
-use the kb_*, *_events and code_* tools for specific lookups and to remember things."""
+Call memory_enrich_context with the user's request to get the memory that helps with
+it; use the kb_*, events_* and code_* tools for specific lookups and to remember things."""
+
+#: Every tool is named ``<area>_<action>``: kb_, events_, code_ or memory_ (all of
+#: it). These earlier names still answer, for one release, as listed aliases.
+ALIASES = {
+    "save_event": "events_log",
+    "log_conversation": "events_log_conversation",
+    "search_events": "events_search",
+    "search_memory": "memory_search",
+    "enrich_context": "memory_enrich_context",
+}
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
@@ -122,12 +133,21 @@ def build_server(
     allowed = AllowedRoots(roots)
     server = _Server(name, instructions=INSTRUCTIONS, log_level="WARNING", version=__version__)
 
+    registered: dict[str, tuple[Callable[..., CallToolResult], ToolAnnotations]] = {}
+
+    def add(
+        fn: Callable[..., CallToolResult],
+        name: str,
+        description: str | None,
+        notes: ToolAnnotations,
+    ) -> None:
+        server.add_tool(_tool_errors(fn), name=name, description=description, annotations=notes)
+        server.parameters[name] = list(inspect.signature(fn).parameters)
+
     def tool(annotations: ToolAnnotations) -> Callable[[Callable[..., CallToolResult]], Any]:
         def register(fn: Callable[..., CallToolResult]) -> Any:
-            server.add_tool(
-                _tool_errors(fn), name=fn.__name__, description=fn.__doc__, annotations=annotations
-            )
-            server.parameters[fn.__name__] = list(inspect.signature(fn).parameters)
+            add(fn, fn.__name__, fn.__doc__, annotations)
+            registered[fn.__name__] = (fn, annotations)
             return fn
 
         return register
@@ -213,7 +233,7 @@ def build_server(
     # -- events ---------------------------------------------------------------------
 
     @tool(WRITE)
-    def save_event(
+    def events_log(
         content: Annotated[str, Field(description="What happened, in a sentence or a paragraph.")],
         subject: Annotated[
             str, Field(description="What it is about (a topic, a person, a ticket).")
@@ -227,7 +247,7 @@ def build_server(
         return _summary(svc.events.log(content, subject=subject, at=at, metadata=metadata))
 
     @tool(WRITE)
-    def log_conversation(
+    def events_log_conversation(
         messages: Annotated[
             list[dict[str, Any]],
             Field(
@@ -252,7 +272,7 @@ def build_server(
         return _result(message, logged.to_dict())
 
     @tool(READ)
-    def search_events(
+    def events_search(
         query: Annotated[
             str | None, Field(description="Words to look for; omit to list newest first.")
         ] = None,
@@ -343,7 +363,7 @@ def build_server(
     @tool(READ)
     def code_repo_map(
         project: str,
-        budget_tokens: Annotated[int, Field(ge=1, le=100_000)] = 1024,
+        budget_tokens: Annotated[int, Field(ge=1, le=100_000)] = DEFAULT_BUDGET_TOKENS,
         focus: Annotated[
             list[str] | None,
             Field(description="Files or symbol names to rank the map towards."),
@@ -365,7 +385,7 @@ def build_server(
     # -- everything -----------------------------------------------------------------
 
     @tool(READ)
-    def search_memory(
+    def memory_search(
         query: str,
         limit: Limit = 10,
         kinds: Annotated[
@@ -381,7 +401,7 @@ def build_server(
         return _hits(hits, "Nothing in memory matches.")
 
     @tool(READ)
-    def enrich_context(
+    def memory_enrich_context(
         prompt: Annotated[str, Field(description="The user's request, as they wrote it.")],
     ) -> CallToolResult:
         """The memory that helps answer a request, as one compact block (empty when none)."""
@@ -394,6 +414,11 @@ def build_server(
         stats = dict(svc.stats())
         stats.pop("path", None)
         return _summary(stats)
+
+    for old, new in ALIASES.items():
+        fn, annotations = registered[new]
+        notice = f"Deprecated alias of {new} (this name goes away in the next release). "
+        add(fn, old, notice + (fn.__doc__ or ""), annotations)
 
     return server
 

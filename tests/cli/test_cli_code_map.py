@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from remembrances.code.repo_map import DEFAULT_BUDGET_TOKENS
 from tests.code.test_repo_map import FILES, write
 
 from .conftest import Run, as_json
@@ -25,7 +26,9 @@ def test_code_map(run: Run, tmp_path: Path) -> None:
 
     data = as_json(run("code", "map", "calls", "--focus", "svc/handler.go", "--json"))
     assert data["focus_files"] == ["svc/handler.go"]
-    assert data["tokens"] <= 1024
+    assert data["budget_tokens"] == DEFAULT_BUDGET_TOKENS  # the one default, not a copy
+    assert data["tokens"] <= DEFAULT_BUDGET_TOKENS
+    assert f"default: {DEFAULT_BUDGET_TOKENS}" in run("code", "map", "--help").stdout
     assert data["text"].splitlines()[0] in ("svc/handler.go:", "svc/store.go:")
 
     tiny = run("code", "map", "calls", "--tokens", "1")

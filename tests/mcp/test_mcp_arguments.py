@@ -22,17 +22,17 @@ def test_argument_errors_are_one_line(drive: Drive) -> None:
         _one_line(text_of(too_many))
         assert "limit" in text_of(too_many) and "100" in text_of(too_many)
 
-        missing = await call(session, "search_memory")
+        missing = await call(session, "memory_search")
         assert missing.is_error
         _one_line(text_of(missing))
         assert "query: Field required" in text_of(missing)
 
-        typo = await call(session, "search_memory", query="x", kinds=["evnts"])
+        typo = await call(session, "memory_search", query="x", kinds=["evnts"])
         assert typo.is_error
         _one_line(text_of(typo))
         assert "kinds.0" in text_of(typo) and "'event'" in text_of(typo)
 
-        several = await call(session, "search_events", limit="many", since=5)
+        several = await call(session, "events_search", limit="many", since=5)
         assert several.is_error
         _one_line(text_of(several))
         assert "limit" in text_of(several) and "since" in text_of(several)
@@ -56,10 +56,10 @@ def test_unknown_arguments_are_refused_and_named(drive: Drive) -> None:
 def test_kinds_is_an_enum_in_the_schema_and_the_plural_works(drive: Drive) -> None:
     async def scenario(session: ClientSession) -> None:
         tools = {t.name: t for t in (await session.list_tools()).tools}
-        kinds = tools["search_memory"].input_schema["properties"]["kinds"]
+        kinds = tools["memory_search"].input_schema["properties"]["kinds"]
         assert "enum" in str(kinds) and "'event'" in str(kinds)
-        await call(session, "save_event", content="deployed the payment service", subject="ops")
-        plural = await call(session, "search_memory", query="payment", kinds=["events"])
+        await call(session, "events_log", content="deployed the payment service", subject="ops")
+        plural = await call(session, "memory_search", query="payment", kinds=["events"])
         assert not plural.is_error
         assert [h["kind"] for h in plural.structured_content["results"]] == ["event"]
 

@@ -63,7 +63,7 @@ def test_http_transport_serves_tools_on_loopback_only(tmp_path: Path) -> None:
                 ):
                     await session.initialize()
                     tools = {t.name for t in (await session.list_tools()).tools}
-                    assert "enrich_context" in tools and len(tools) == 19
+                    assert "memory_enrich_context" in tools and len(tools) == 19 + 5  # 5 old names
                     added = await session.call_tool(
                         "kb_add_document", {"text": "Over HTTP.", "source": "h"}
                     )

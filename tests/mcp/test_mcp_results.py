@@ -26,15 +26,15 @@ def test_deleting_a_missing_document_is_an_error_not_a_claim(drive: Drive) -> No
 def test_event_hits_in_search_memory_show_subject_and_time_not_the_id(drive: Drive) -> None:
     async def scenario(session: ClientSession) -> None:
         for i in range(3):
-            await call(session, "save_event", content=f"unrelated note {i}", subject=f"m{i}")
+            await call(session, "events_log", content=f"unrelated note {i}", subject=f"m{i}")
         await call(
             session,
-            "save_event",
+            "events_log",
             content="deployed the payment service",
             subject="deploys",
             at="2026-11-01T09:00:00Z",
         )
-        found = await call(session, "search_memory", query="payment service", kinds=["event"])
+        found = await call(session, "memory_search", query="payment service", kinds=["event"])
         assert not found.is_error
         first_line = text_of(found).splitlines()[0]
         assert "event: deploys · 2026-11-01 09:00 UTC" in first_line, first_line

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,9 +15,16 @@ from .conftest import call, text_of
 TOOLS = {
     "kb_add_document", "kb_ingest_path", "kb_search", "kb_get_document", "kb_delete_document",
     "kb_list_documents",
-    "save_event", "search_events", "code_index_project", "code_search", "code_find_symbol",
-    "code_outline", "code_references", "code_projects", "code_repo_map", "search_memory",
-    "enrich_context", "memory_stats", "log_conversation",
+    "events_log", "events_search", "events_log_conversation",
+    "code_index_project", "code_search", "code_find_symbol", "code_outline", "code_references",
+    "code_projects", "code_repo_map",
+    "memory_search", "memory_enrich_context", "memory_stats",
+}  # fmt: skip
+#: The names before issue 17, kept one release as aliases.
+OLD_NAMES = {
+    "save_event": "events_log", "search_events": "events_search",
+    "log_conversation": "events_log_conversation", "search_memory": "memory_search",
+    "enrich_context": "memory_enrich_context",
 }  # fmt: skip
 
 Drive = Callable[..., None]
@@ -25,7 +33,12 @@ Drive = Callable[..., None]
 def test_lists_every_tool_with_a_schema_and_a_description(drive: Drive) -> None:
     async def scenario(session: ClientSession) -> None:
         tools = {t.name: t for t in (await session.list_tools()).tools}
-        assert set(tools) == TOOLS
+        assert set(tools) == TOOLS | set(OLD_NAMES)
+        assert all(re.fullmatch(r"(kb|events|code|memory)_[a-z_]+", name) for name in TOOLS)
+        for old, new in OLD_NAMES.items():
+            assert tools[old].input_schema == tools[new].input_schema
+            assert tools[old].annotations == tools[new].annotations
+            assert (tools[old].description or "").startswith(f"Deprecated alias of {new}")
         for tool in tools.values():
             assert tool.description and len(tool.description) > 20, tool.name
             assert tool.input_schema["type"] == "object"
@@ -81,7 +94,7 @@ def test_knowledge_base_tools(drive: Drive, workspace: Path) -> None:
 
 def test_search_memory_enrich_and_stats(drive: Drive) -> None:
     async def scenario(session: ClientSession) -> None:
-        empty = await call(session, "enrich_context", prompt="what is the capital of Peru?")
+        empty = await call(session, "memory_enrich_context", prompt="what is the capital of Peru?")
         assert not empty.is_error
         assert empty.structured_content == {"context": ""}
 
@@ -91,12 +104,14 @@ def test_search_memory_enrich_and_stats(drive: Drive) -> None:
             text="To roll back a deploy run make rollback VERSION=previous.",
             source="rollback",
         )
-        hits = await call(session, "search_memory", query="roll back deploy", kinds=["kb"])
+        hits = await call(session, "memory_search", query="roll back deploy", kinds=["kb"])
         assert hits.structured_content["count"] >= 1
         assert hits.structured_content["results"][0]["source"] == "rollback"
 
         context = await call(
-            session, "enrich_context", prompt="how do I roll back a deploy with make rollback?"
+            session,
+            "memory_enrich_context",
+            prompt="how do I roll back a deploy with make rollback?",
         )
         assert "make rollback" in context.structured_content["context"]
 
@@ -134,7 +149,7 @@ def test_code_tools(drive: Drive, workspace: Path) -> None:
         assert "upload.py:4-6" in text_of(hits)
         assert "symbol_id" not in top and "start_byte" not in top
 
-        memory = await call(session, "search_memory", query="retry failed uploads", kinds=["code"])
+        memory = await call(session, "memory_search", query="retry failed uploads", kinds=["code"])
         assert "upload.py:4-6" in text_of(memory)
         assert "· python" not in text_of(memory) and "def upload_file" in text_of(memory)
 
@@ -195,10 +210,10 @@ def test_allow_root_widens_the_allow_list(drive: Drive, tmp_path: Path) -> None:
     [
         ("kb_add_document", {"text": "   ", "source": "x"}, "empty"),
         ("kb_add_document", {"text": "ok", "source": "x", "metadata": "not a mapping"}, "metadata"),
-        ("save_event", {"content": "x", "at": "last tuesday"}, ""),
+        ("events_log", {"content": "x", "at": "last tuesday"}, ""),
         ("kb_search", {"query": "x", "limit": 0}, "limit"),
         ("kb_search", {"query": "x" * 200_000}, "limit"),
-        ("search_memory", {"query": "x", "mode": "sideways"}, "mode"),
+        ("memory_search", {"query": "x", "mode": "sideways"}, "mode"),
         ("kb_get_document", {"source": "missing"}, "no document"),
         ("code_outline", {"file": "nope.py"}, ""),
         ("nonexistent_tool", {}, "nonexistent_tool"),
@@ -221,7 +236,7 @@ def test_hostile_queries_are_not_errors(drive: Drive) -> None:
     async def scenario(session: ClientSession) -> None:
         await call(session, "kb_add_document", text='Quotes "and" (parens) AND stuff', source="q")
         for query in ['"unbalanced', "AND OR NOT", "NEAR(a b", "col:*", "🙂'\\", "?"]:
-            for tool in ("kb_search", "search_memory", "code_search"):
+            for tool in ("kb_search", "memory_search", "code_search"):
                 result = await call(session, tool, query=query)
                 assert not result.is_error, (tool, query, text_of(result))
 
@@ -232,7 +247,7 @@ def test_event_tools(drive: Drive) -> None:
     async def scenario(session: ClientSession) -> None:
         saved = await call(
             session,
-            "save_event",
+            "events_log",
             content="Deploy failed: disk full on web-2",
             subject="deploy",
             at="2026-11-01T10:00:00+01:00",
@@ -241,26 +256,26 @@ def test_event_tools(drive: Drive) -> None:
         assert not saved.is_error, text_of(saved)
         assert saved.structured_content["occurred_at"] == "2026-11-01T09:00:00+00:00"
         assert "id" not in saved.structured_content
-        await call(session, "save_event", content="Upgraded the database", subject="db")
+        await call(session, "events_log", content="Upgraded the database", subject="db")
 
-        found = await call(session, "search_events", query="deploy disk full")
+        found = await call(session, "events_search", query="deploy disk full")
         assert found.structured_content["results"][0]["subject"] == "deploy"
         assert "deploy" in text_of(found) and "2026-11-01 09:00 UTC" in text_of(found)
 
         window = await call(
-            session, "search_events", since="2026-10-31T00:00:00Z", until="2026-11-02T00:00:00Z"
+            session, "events_search", since="2026-10-31T00:00:00Z", until="2026-11-02T00:00:00Z"
         )
         assert [e["subject"] for e in window.structured_content["results"]] == ["deploy"]
 
-        by_subject = await call(session, "search_events", subject="db")
+        by_subject = await call(session, "events_search", subject="db")
         assert [e["content"] for e in by_subject.structured_content["results"]] == [
             "Upgraded the database"
         ]
-        none = await call(session, "search_events", query="deploy", last="1h", subject="deploy")
+        none = await call(session, "events_search", query="deploy", last="1h", subject="deploy")
         assert none.structured_content["count"] == 0
         assert "No matching events" in text_of(none)
 
-        bad = await call(session, "search_events", last="forever")
+        bad = await call(session, "events_search", last="forever")
         assert bad.is_error and "duration" in text_of(bad)
 
     drive(scenario)
@@ -274,31 +289,61 @@ def test_conversation_tool(drive: Drive) -> None:
             {"role": "user", "content": "A blue plate."},
         ]
         logged = await call(
-            session, "log_conversation", messages=messages, session="chat-1", user="mel"
+            session, "events_log_conversation", messages=messages, session="chat-1", user="mel"
         )
         assert not logged.is_error, text_of(logged)
         assert logged.structured_content["added"] == 3 and "3 turn(s) added" in text_of(logged)
         again = await call(
-            session, "log_conversation", messages=messages, session="chat-1", user="mel"
+            session, "events_log_conversation", messages=messages, session="chat-1", user="mel"
         )
         assert again.structured_content["added"] == 0
         assert again.structured_content["already_stored"] == 3
 
         found = await call(
-            session, "search_events", query="blue plate", session="chat-1", window=1, limit=1
+            session, "events_search", query="blue plate", session="chat-1", window=1, limit=1
         )
         hit = found.structured_content["results"][0]
         assert hit["content"] == "A blue plate." and hit["session"] == "chat-1"
         assert [t["content"] for t in hit["before"]] == ["What will you make?"]
         assert "↑ assistant: What will you make?" in text_of(found)
-        other = await call(session, "search_events", query="blue plate", user="someone-else")
+        other = await call(session, "events_search", query="blue plate", user="someone-else")
         assert other.structured_content["count"] == 0
 
         bad = await call(
-            session, "log_conversation", messages=[{"role": "user", "content": ""}], session="x"
+            session,
+            "events_log_conversation",
+            messages=[{"role": "user", "content": ""}],
+            session="x",
         )
         assert bad.is_error and "no text" in text_of(bad)
-        listed = await call(session, "search_events", session="x")
+        listed = await call(session, "events_search", session="x")
         assert listed.structured_content["count"] == 0
+
+    drive(scenario)
+
+
+def test_old_tool_names_answer_as_the_new_ones(drive: Drive) -> None:
+    async def scenario(session: ClientSession) -> None:
+        await call(session, "save_event", content="Deployed v2 to prod", subject="deploys",
+                   at="2026-11-01T09:00:00Z")  # fmt: skip
+        logged = await call(
+            session, "log_conversation", messages=[{"role": "user", "content": "hi"}], session="s"
+        )
+        assert not logged.is_error and "1 turn(s) added" in text_of(logged)
+        for old, new, arguments in (
+            ("search_events", "events_search", {"query": "deployed"}),
+            ("search_memory", "memory_search", {"query": "deployed prod"}),
+            ("enrich_context", "memory_enrich_context", {"prompt": "when did we deploy v2?"}),
+        ):
+            before, after = (
+                await call(session, old, **arguments),
+                await call(session, new, **arguments),
+            )
+            assert not before.is_error and text_of(before) == text_of(after), old
+            assert before.structured_content == after.structured_content
+        found = await call(session, "events_search", query="deployed")
+        assert "deploys · 2026-11-01 09:00 UTC" in text_of(found)
+        refused = await call(session, "save_event", content="x", colour="red")
+        assert refused.is_error and "save_event has no argument 'colour'" in text_of(refused)
 
     drive(scenario)

@@ -29,7 +29,7 @@ def test_stdout_carries_only_json_rpc(tmp_path: Path) -> None:
         {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "no_reply": True,
          "params": {"name": "kb_add_document", "arguments": {"text": "bad \ud800", "source": "t"}}},
         {"jsonrpc": "2.0", "id": 6, "method": "tools/call",
-         "params": {"name": "search_memory", "arguments": {"query": "\"a\" AND (b OR"}}},
+         "params": {"name": "memory_search", "arguments": {"query": "\"a\" AND (b OR"}}},
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("REMEMBRANCES_DB", None)
