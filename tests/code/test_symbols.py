@@ -247,7 +247,7 @@ def test_camel_case_identifiers_are_split_into_the_indexed_text() -> None:
     assert "get user name" in header
 
 
-def test_the_model_reads_code_with_its_enclosing_lines_not_the_header() -> None:
+def test_the_model_reads_the_code_alone_not_the_header_or_the_enclosing_class() -> None:
     source = (
         b"import os\n\n"
         b"class Session:\n"
@@ -263,7 +263,8 @@ def test_the_model_reads_code_with_its_enclosing_lines_not_the_header() -> None:
     assert helper.embed_text == "def helper():\n    return 1"  # no path, no terms line
     assert "pkg/session.py" in helper.text  # the text index still has the header
     assert method.embed_text is not None
-    assert method.embed_text.startswith("class Session: …\n")
+    assert method.embed_text.startswith("@property\n    def user(self):")
+    assert "class Session" not in method.embed_text
     assert "return os.getlogin()" in method.embed_text
 
 

@@ -198,10 +198,12 @@ def embedded_code(code: str, docstring: str, context: Sequence[str]) -> str:
 
     The header is for the text index only; on CoSQA's dev split, embedding any
     header line in front of the code lowered the vector leg's nDCG@10 by about
-    0.01 (benchmarks/results/quality.md). A comment that sits above the symbol
-    and the first lines of the enclosing definitions (``class Session:`` above
-    a method, a long function's own first line above its later parts) are kept:
-    they are code the model understands, and a method means little without them.
+    0.01 (benchmarks/results/quality.md). A comment that sits above the symbol is
+    kept, and a later part of a long symbol is read under the symbol's first line.
+    The enclosing definitions' first lines (``class Session:`` above a method) are
+    not: they made the methods of one class read alike, and leaving them out raised
+    the development suite's self-supervised fit half from 0.562 to 0.591 nDCG@10
+    (code sets 0.747 -> 0.748; benchmarks/results/devsuite.md).
     """
     comment = _leading_comment(docstring, code)
     lines = [comment] if comment else []
@@ -286,12 +288,6 @@ def file_chunks(
         indent = _indent(source, symbol.start_byte)
         pieces = split_code(elided.code, budget)
         parent = by_index[symbol.parent].qualified_name if symbol.parent is not None else None
-        ancestors = []
-        up = symbol.parent
-        while up is not None:
-            ancestors.append(_first_line(source, by_index[up], language))
-            up = by_index[up].parent
-        ancestors.reverse()
         for part, (text, offset) in enumerate(pieces, start=1):
             if len(pieces) == 1:  # the whole symbol, whatever its children cover
                 start_line, end_line = symbol.start_line, symbol.end_line
@@ -307,8 +303,7 @@ def file_chunks(
                     qualified=symbol.qualified_name,
                     code=text,
                     docstring=symbol.docstring,
-                    context=ancestors
-                    + ([_first_line(source, symbol, language)] if part > 1 else []),
+                    context=([_first_line(source, symbol, language)] if part > 1 else []),
                     metadata={
                         "symbol": symbol.index,
                         "parent": parent,
