@@ -14,14 +14,14 @@ the store's portable form; an engine converts them to its own type.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from ..embeddings.base import Vectors
 from .filters import ChunkFilter
-from .transaction import Dialect, Row, Transaction
+from .transaction import Dialect, Transaction
 
 #: Where the vector leg runs: "memory" (the engine's default index) or "vec0" (an
 #: engine's on-disk index, scanned by the database; engines without one use their default).
@@ -92,12 +92,14 @@ class Engine(Protocol):
 
     # -- schema and the model's vector table ----------------------------------------
 
-    def migrate_store(self, tx: Transaction) -> None:
-        """Create or upgrade the store's own tables (meta, chunks, text index, cache)."""
+    @property
+    def schema_version(self) -> int:
+        """The store schema version this code writes (its number of migrations)."""
         ...
 
-    def store_schema_version(self) -> int:
-        """The store schema version this code writes (len of the engine's migrations)."""
+    def prepare_schema(self) -> None:
+        """Create or upgrade the store's own tables (meta, chunks, text index, cache);
+        on a memory opened read-only, check instead that they are current."""
         ...
 
     def has_vector_table(self, tx: Transaction) -> bool:
@@ -130,9 +132,11 @@ class Engine(Protocol):
 
     # -- reading and searching -------------------------------------------------------
 
-    def chunk_rows(self, tx: Transaction, ids: Sequence[int]) -> Mapping[int, Row]:
-        """Rows by id with columns id, kind, collection, source, position, text,
-        metadata (a JSON string), content_hash, ts, created_at, has_embedding."""
+    @property
+    def chunk_columns(self) -> str:
+        """The select list (over the chunk alias ``c``) that reads a chunk back with the
+        columns id, kind, collection, source, position, text, metadata (JSON text),
+        content_hash, ts, created_at and has_embedding."""
         ...
 
     def vector_leg(

@@ -12,6 +12,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidInputError
@@ -173,3 +174,19 @@ def metadata_condition(key: Any, value: Any, dialect: Dialect = "sqlite") -> tup
     if value is None:
         return exists.format(_IS_NULL[dialect]), [key]
     return exists.format(f"j.value = {operand}"), [key, bind(value)]
+
+
+def as_timestamp(value: float | datetime | str | None, what: str) -> float | None:
+    """Seconds since the epoch (UTC). Naive datetimes are local time."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError as exc:
+            raise InvalidInputError(f"{what} {value!r} is not an ISO 8601 time") from exc
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidInputError(f"{what} must be a datetime, an ISO string or epoch seconds")
+    return float(value)
