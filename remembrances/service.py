@@ -8,12 +8,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import apsw
-
 from . import embeddings
-from .connection import connect
 from .embeddings.base import Embedder
-from .errors import RemembrancesError
 from .integrity import CheckReport, check
 from .store import Reranker, Store
 
@@ -29,27 +25,6 @@ DEFAULT_PATH = Path(".remembrances") / "memory.db"
 def default_path() -> Path:
     """``REMEMBRANCES_DB`` if set, else ``./.remembrances/memory.db``."""
     return Path(os.environ.get("REMEMBRANCES_DB") or DEFAULT_PATH)
-
-
-def recorded_embedder(path: str | os.PathLike[str]) -> str | None:
-    """The embedder spec an existing file was written with (None for a new file).
-
-    Reads ``meta`` directly: the file may need a schema upgrade that only opening it
-    for writing performs, and its recorded model must be known before that.
-    """
-    if not Path(path).exists():
-        return None
-    try:
-        conn = connect(path, read_only=True)
-    except RemembrancesError:
-        return None
-    try:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
-    except apsw.Error:
-        return None  # not a remembrances file yet (or not SQLite): Store says so
-    finally:
-        conn.close()
-    return None if row is None else str(row[0])
 
 
 #: The kinds of chunk the domain layers write (Store.search's ``kind``).
@@ -149,10 +124,16 @@ def open(
     memory of any SQLite file, False opens only an existing memory.
     """
     path = Path(path) if path is not None else default_path()
-    if embedder is None:
-        embedder = embeddings.create(recorded_embedder(path))
-    elif isinstance(embedder, str):
+    if isinstance(embedder, str):  # a bad spec is refused before the file is touched
         embedder = embeddings.create(embedder)
-    return RemembrancesService(
-        Store(path, embedder=embedder, read_only=read_only, reranker=reranker, create=create)
-    )
+    # Opened once, without an embedder: a file names the model it was written with,
+    # and the guard then checks the one given against that record.
+    store = Store(path, read_only=read_only, reranker=reranker, create=create)
+    try:
+        store.attach_embedder(
+            embedder if embedder is not None else embeddings.create(store.embedder_name)
+        )
+    except BaseException:
+        store.close()
+        raise
+    return RemembrancesService(store)

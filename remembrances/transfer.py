@@ -107,11 +107,7 @@ def _code_projects(svc: RemembrancesService) -> Iterator[dict[str, Any]]:
 
 def _chunk_sources(svc: RemembrancesService) -> Iterator[dict[str, Any]]:
     store = svc.store
-    with store.snapshot() as conn:
-        sources = conn.execute(
-            "SELECT DISTINCT kind, collection, source FROM chunks ORDER BY kind, collection, source"
-        ).fetchall()
-    for kind, collection, source in sources:
+    for kind, collection, source in store.sources():
         if kind in DOMAIN_KINDS:
             continue
         chunks = store.get_source(kind, source, collection=collection)

@@ -21,12 +21,12 @@ from typing import Any
 from ..errors import InvalidInputError, NotFoundError, StorageError
 from ..progress import Progress
 from ..records import Chunk
-from ..storage.in_lists import in_lists
+from ..storage.transaction import Row
 from ..store import Prepared, SearchMode, Store
 from ..validation import check_min_score, check_name, check_unicode, encode_metadata
 from .conversation import Turn, new_turns, read_messages, scope_name
 from .records import Event
-from .schema import EVENTS_MIGRATIONS
+from .tables import COLUMNS, EVENTS_MIGRATIONS, LEGACY_COLUMNS, Events, Scope
 from .times import from_micros, now_utc, parse_duration, to_micros, to_utc, window
 
 KIND = "event"
@@ -45,10 +45,6 @@ NEIGHBOUR_WEIGHT = 0.4
 #: More distinct speakers than this and the query is not matched against them.
 MAX_SPEAKERS = 1000
 
-_COLUMNS = (
-    "id, subject, content, metadata, occurred_us, recorded_us, session, position, role, user_id"
-)
-_LEGACY_COLUMNS = "id, subject, content, metadata, occurred_us, recorded_us, NULL, NULL, NULL, NULL"
 #: The most neighbouring turns ``search(window=N)`` brings on each side.
 MAX_WINDOW = 20
 
@@ -190,9 +186,10 @@ class EventLog:
         version = store.meta("schema:events")
         self._has_tables = version is not None
         # A file opened read-only may predate conversations (schema 1): no turn columns.
-        self._columns = _COLUMNS if version is None or int(version) >= 2 else _LEGACY_COLUMNS
+        self._table = Events(COLUMNS if version is None or int(version) >= 2 else LEGACY_COLUMNS)
 
-    def _check_writable(self) -> None:
+    def check_writable(self) -> None:
+        """Refuse, before any work, changes to a memory opened read-only."""
         self.store.check_writable("log or delete events")
 
     # -- writing -----------------------------------------------------------------------
@@ -228,7 +225,7 @@ class EventLog:
         """
         if isinstance(events, str | bytes | Mapping):
             raise InvalidInputError("log_many takes a list of events (strings or mappings)")
-        self._check_writable()
+        self.check_writable()
         recorded = now_utc()
         pending: list[_Pending] = []
         for i, item in enumerate(events):
@@ -241,26 +238,22 @@ class EventLog:
         if new:
             prepared = self.store.prepare([p.chunk for p in new])
             recorded_us = to_micros(recorded)
-            with self._write_lock, self.store.transaction() as conn:
+            with self._write_lock, self.store.transaction() as tx:
                 for p, prepared_chunk in zip(new, prepared.chunks, strict=True):
-                    row = conn.execute(
-                        "INSERT INTO events (subject, content, metadata, occurred_us, recorded_us, "
-                        "dedup_key, user_id) VALUES (?, ?, ?, ?, ?, ?, ?) "
-                        "ON CONFLICT (dedup_key) DO NOTHING RETURNING id",
-                        (
-                            p.subject,
-                            p.content,
-                            p.metadata_json,
-                            p.occurred_us,
-                            recorded_us,
-                            p.dedup_key,
-                            p.user,
-                        ),
-                    ).fetchone()
-                    if row is None:
+                    event_id = self._table.insert_event(
+                        tx,
+                        subject=p.subject,
+                        content=p.content,
+                        metadata_json=p.metadata_json,
+                        occurred_us=p.occurred_us,
+                        recorded_us=recorded_us,
+                        dedup_key=p.dedup_key,
+                        user=p.user,
+                    )
+                    if event_id is None:
                         continue  # another process logged it a moment ago
                     self.store.write_source(
-                        KIND, COLLECTION, str(row[0]), Prepared([prepared_chunk])
+                        KIND, COLLECTION, str(event_id), Prepared([prepared_chunk])
                     )
             existing = self._by_keys([p.dedup_key for p in unique])
         return [existing[p.dedup_key] for p in pending]
@@ -295,7 +288,7 @@ class EventLog:
         turns = read_messages(messages)
         default_at = None if at is None else to_utc(at, "at")
         base_metadata = json.loads(encode_metadata(metadata))
-        self._check_writable()
+        self.check_writable()
         for _attempt in range(3):
             stored = self._session_turns(session)
             owners = {e.user for e in stored}
@@ -326,34 +319,27 @@ class EventLog:
             ]
             prepared = self.store.prepare(chunks, progress=progress).chunks
             recorded_us = to_micros(recorded)
-            with self._write_lock, self.store.transaction() as conn:
-                (count,) = conn.execute(
-                    "SELECT count(*) FROM events WHERE session = ?", (session,)
-                ).fetchone()
-                if count != len(stored):
+            with self._write_lock, self.store.transaction() as tx:
+                if self._table.session_size(tx, session) != len(stored):
                     continue  # another writer added turns meanwhile: align again
                 ids = []
                 for (turn, position, occurred_us, metadata_json), chunk in zip(
                     rows, prepared, strict=True
                 ):
-                    (event_id,) = conn.execute(
-                        "INSERT INTO events (subject, content, metadata, occurred_us, "
-                        "recorded_us, dedup_key, session, position, role, user_id) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                        (
-                            turn.speaker,
-                            turn.content,
-                            metadata_json,
-                            occurred_us,
-                            recorded_us,
-                            turn_key(session, position),
-                            session,
-                            position,
-                            turn.role,
-                            user,
-                        ),
-                    ).fetchone()
-                    ids.append(int(event_id))
+                    event_id = self._table.insert_turn(
+                        tx,
+                        speaker=turn.speaker,
+                        content=turn.content,
+                        metadata_json=metadata_json,
+                        occurred_us=occurred_us,
+                        recorded_us=recorded_us,
+                        dedup_key=turn_key(session, position),
+                        session=session,
+                        position=position,
+                        role=turn.role,
+                        user=user,
+                    )
+                    ids.append(event_id)
                     self.store.write_source(KIND, COLLECTION, str(event_id), Prepared([chunk]))
             added = self._by_ids(ids)
             return LoggedConversation(session, user, [added[i] for i in ids], len(turns) - len(new))
@@ -371,7 +357,7 @@ class EventLog:
         for event_id in ids:
             if isinstance(event_id, bool) or not isinstance(event_id, int):
                 raise InvalidInputError(f"event id must be an integer, not {event_id!r}")
-        self._check_writable()
+        self.check_writable()
         events = self._by_ids(ids)
         chunks = []
         for event in events.values():
@@ -412,22 +398,15 @@ class EventLog:
         return len(events)
 
     def _turn_before(self, session: str, position: int) -> Event | None:
-        with self.store.snapshot() as conn:
-            row = conn.execute(
-                f"SELECT {self._columns} FROM events WHERE session = ? AND position < ? "
-                "ORDER BY position DESC LIMIT 1",
-                (session, position),
-            ).fetchone()
+        with self.store.snapshot() as tx:
+            row = self._table.turn_before(tx, session, position)
         return None if row is None else _event(row)
 
     def _session_turns(self, session: str) -> builtins.list[Event]:
         if not self._has_tables:
             return []
-        with self.store.snapshot() as conn:
-            rows = conn.execute(
-                f"SELECT {self._columns} FROM events WHERE session = ? ORDER BY position",
-                (session,),
-            ).fetchall()
+        with self.store.snapshot() as tx:
+            rows = self._table.session_turns(tx, session)
         return [_event(r) for r in rows]
 
     def turns(self, session: str) -> builtins.list[Event]:
@@ -438,18 +417,9 @@ class EventLog:
         """Session -> number of turns, most recently active first."""
         if not self._has_tables:
             return {}
-        sql = (
-            "SELECT session, count(*), max(occurred_us) AS t FROM events WHERE session IS NOT NULL"
-        )
-        params: builtins.list[Any] = []
-        if user is not None:
-            sql += " AND user_id = ?"
-            params.append(scope_name(user, "user"))
-        with self.store.snapshot() as conn:
-            rows = conn.execute(
-                sql + " GROUP BY session ORDER BY t DESC, session", params
-            ).fetchall()
-        return {str(s): int(n) for s, n, _ in rows}
+        checked = None if user is None else scope_name(user, "user")
+        with self.store.snapshot() as tx:
+            return self._table.sessions(tx, checked)
 
     def _pending(self, item: Any, index: int, recorded: datetime) -> _Pending:
         what = "event" if index == 0 else f"event {index}"
@@ -496,23 +466,18 @@ class EventLog:
         found: dict[str, Event] = {}
         if not self._has_tables:
             return found
-        with self.store.snapshot() as conn:
-            for part, marks in in_lists(keys):
-                for row in conn.execute(
-                    f"SELECT {self._columns}, dedup_key FROM events WHERE dedup_key IN ({marks})",
-                    part,
-                ):
-                    found[row[-1]] = _event(row)
+        with self.store.snapshot() as tx:
+            for row in self._table.by_keys(tx, keys):
+                found[row["dedup_key"]] = _event(row)
         return found
 
     def delete(self, event_id: int) -> bool:
         """Delete one event; False when there was none."""
         if isinstance(event_id, bool) or not isinstance(event_id, int):
             raise InvalidInputError(f"event id must be an integer, not {event_id!r}")
-        self._check_writable()
-        with self._write_lock, self.store.transaction() as conn:
-            conn.execute("DELETE FROM events WHERE id = ?", (event_id,))
-            deleted = bool(conn.changes())
+        self.check_writable()
+        with self._write_lock, self.store.transaction() as tx:
+            deleted = self._table.delete(tx, event_id)
             self.store.delete_source(KIND, str(event_id), collection=COLLECTION)
         return deleted
 
@@ -523,17 +488,12 @@ class EventLog:
         an ISO string).
         """
         cutoff = self._cutoff(older_than)
-        self._check_writable()
-        sql = "SELECT id FROM events WHERE occurred_us < ?"
-        params: builtins.list[Any] = [to_micros(cutoff)]
+        self.check_writable()
         subjects = _subjects(subject)
-        if subjects is not None:
-            sql += f" AND subject IN ({','.join('?' * len(subjects))})"
-            params.extend(subjects)
-        with self._write_lock, self.store.transaction() as conn:
-            ids = [int(r[0]) for r in conn.execute(sql, params).fetchall()]
+        with self._write_lock, self.store.transaction() as tx:
+            ids = self._table.ids_before(tx, to_micros(cutoff), subjects)
             for event_id in ids:
-                conn.execute("DELETE FROM events WHERE id = ?", (event_id,))
+                self._table.delete(tx, event_id)
                 self.store.delete_source(KIND, str(event_id), collection=COLLECTION)
         return len(ids)
 
@@ -566,15 +526,13 @@ class EventLog:
             raise InvalidInputError(f"event id must be an integer, not {event_id!r}")
         row = None
         if self._has_tables:
-            with self.store.snapshot() as conn:
-                row = conn.execute(
-                    f"SELECT {self._columns} FROM events WHERE id = ?", (event_id,)
-                ).fetchone()
+            with self.store.snapshot() as tx:
+                row = self._table.get(tx, event_id)
         if row is None:
             raise NotFoundError(f"no event with id {event_id}")
         return _event(row)
 
-    def _where(
+    def _scope(
         self,
         subject: Any,
         since: Any,
@@ -582,28 +540,15 @@ class EventLog:
         last: Any,
         session: Any = None,
         user: Any = None,
-    ) -> tuple[str, builtins.list[Any]]:
+    ) -> Scope:
         start, end = window(since, until, last)
-        clauses: builtins.list[str] = ["1"]
-        params: builtins.list[Any] = []
-        legacy = self._columns is _LEGACY_COLUMNS
-        if session is not None:
-            clauses.append("0" if legacy else "session = ?")
-            params.extend([] if legacy else [scope_name(session, "session")])
-        if user is not None:
-            clauses.append("0" if legacy else "user_id = ?")
-            params.extend([] if legacy else [scope_name(user, "user")])
-        subjects = _subjects(subject)
-        if subjects is not None:
-            clauses.append(f"subject IN ({','.join('?' * len(subjects))})")
-            params.extend(subjects)
-        if start is not None:
-            clauses.append("occurred_us >= ?")
-            params.append(to_micros(start))
-        if end is not None:
-            clauses.append("occurred_us <= ?")
-            params.append(to_micros(end))
-        return " AND ".join(clauses), params
+        return Scope(
+            subjects=_subjects(subject),
+            start_us=None if start is None else to_micros(start),
+            end_us=None if end is None else to_micros(end),
+            session=None if session is None else scope_name(session, "session"),
+            user=None if user is None else scope_name(user, "user"),
+        )
 
     def list(
         self,
@@ -618,18 +563,14 @@ class EventLog:
         user: str | None = None,
     ) -> builtins.list[Event]:
         """Events in the window (of one session or user if given), newest first."""
-        sql, params = self._where(subject, since, until, last, session, user)
+        scope = self._scope(subject, since, until, last, session, user)
         limit = _limit(limit)
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise InvalidInputError("offset must be a non-negative integer")
         if not self._has_tables:
             return []
-        with self.store.snapshot() as conn:
-            rows = conn.execute(
-                f"SELECT {self._columns} FROM events WHERE {sql} "
-                "ORDER BY occurred_us DESC, id DESC LIMIT ? OFFSET ?",
-                (*params, limit, offset),
-            ).fetchall()
+        with self.store.snapshot() as tx:
+            rows = self._table.listing(tx, scope, limit, offset)
         return [_event(r) for r in rows]
 
     def count(
@@ -642,23 +583,25 @@ class EventLog:
         session: str | None = None,
         user: str | None = None,
     ) -> int:
-        sql, params = self._where(subject, since, until, last, session, user)
+        scope = self._scope(subject, since, until, last, session, user)
         if not self._has_tables:
             return 0
-        with self.store.snapshot() as conn:
-            return int(
-                conn.execute(f"SELECT count(*) FROM events WHERE {sql}", params).fetchone()[0]
-            )
+        with self.store.snapshot() as tx:
+            return self._table.count(tx, scope)
 
     def subjects(self) -> dict[str, int]:
         """Subject -> number of events, most events first."""
         if not self._has_tables:
             return {}
-        with self.store.snapshot() as conn:
-            rows = conn.execute(
-                "SELECT subject, count(*) AS n FROM events GROUP BY subject ORDER BY n DESC, subject"
-            ).fetchall()
-        return {str(s): int(n) for s, n in rows}
+        with self.store.snapshot() as tx:
+            return self._table.subjects(tx)
+
+    def unindexed(self) -> builtins.list[int]:
+        """Ids of events without their searchable chunk (a damaged file's recovery)."""
+        if not self._has_tables:
+            return []
+        with self.store.snapshot() as tx:
+            return self._table.unindexed(tx, KIND)
 
     def search(
         self,
@@ -782,42 +725,31 @@ class EventLog:
     def _speakers(self, session: Any, user: Any) -> frozenset[str] | None:
         """The speakers (by name, not by role) of the turns in scope; None when the
         scope holds no conversation turns at all."""
-        if not self._has_tables or self._columns is _LEGACY_COLUMNS:
+        if not self._has_tables or self._table.legacy:
             return None
-        scope, params = "session IS NOT NULL", []
-        if session is not None:
-            scope += " AND session = ?"
-            params.append(scope_name(session, "session"))
-        if user is not None:
-            scope += " AND user_id = ?"
-            params.append(scope_name(user, "user"))
-        with self.store.snapshot() as conn:
-            if (
-                conn.execute(f"SELECT 1 FROM events WHERE {scope} LIMIT 1", params).fetchone()
-                is None
-            ):
-                return None
-            rows = conn.execute(
-                f"SELECT DISTINCT subject FROM events WHERE {scope} "
-                "AND (role IS NULL OR subject != role) LIMIT ?",
-                (*params, MAX_SPEAKERS + 1),
-            ).fetchall()
-        names = frozenset(str(r[0]) for r in rows if str(r[0]).strip())
+        with self.store.snapshot() as tx:
+            found = self._table.speakers(
+                tx,
+                None if session is None else scope_name(session, "session"),
+                None if user is None else scope_name(user, "user"),
+                MAX_SPEAKERS + 1,
+            )
+        if found is None:
+            return None
+        names = frozenset(name for name in found if name.strip())
         return names if len(names) <= MAX_SPEAKERS else frozenset()
 
     def _with_context(self, hits: builtins.list[Event], size: int) -> builtins.list[Event]:
         """Each turn among ``hits`` with up to ``size`` turns of its session either side."""
         out = []
-        with self.store.snapshot() as conn:
+        with self.store.snapshot() as tx:
             for hit in hits:
                 if hit.session is None or hit.position is None:
                     out.append(hit)
                     continue
-                rows = conn.execute(
-                    f"SELECT {self._columns} FROM events WHERE session = ? "
-                    "AND position BETWEEN ? AND ? ORDER BY position",
-                    (hit.session, hit.position - size, hit.position + size),
-                ).fetchall()
+                rows = self._table.turns_around(
+                    tx, hit.session, hit.position - size, hit.position + size
+                )
                 around = [_event(r) for r in rows]
                 before = tuple(e for e in around if (e.position or 0) < hit.position)
                 after = tuple(e for e in around if (e.position or 0) > hit.position)
@@ -826,12 +758,9 @@ class EventLog:
 
     def _by_ids(self, ids: Sequence[int]) -> dict[int, Event]:
         found: dict[int, Event] = {}
-        with self.store.snapshot() as conn:
-            for part, marks in in_lists(ids):
-                for row in conn.execute(
-                    f"SELECT {self._columns} FROM events WHERE id IN ({marks})", part
-                ):
-                    found[int(row[0])] = _event(row)
+        with self.store.snapshot() as tx:
+            for row in self._table.by_ids(tx, ids):
+                found[int(row["id"])] = _event(row)
         return found
 
 
@@ -871,16 +800,16 @@ def _mentions(query: str, name: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", query, re.IGNORECASE) is not None
 
 
-def _event(row: Sequence[Any]) -> Event:
+def _event(row: Row) -> Event:
     return Event(
-        id=int(row[0]),
-        subject=row[1],
-        content=row[2],
-        metadata=json.loads(row[3]),
-        occurred_at=from_micros(row[4]),
-        recorded_at=from_micros(row[5]),
-        session=row[6],
-        position=None if row[7] is None else int(row[7]),
-        role=row[8],
-        user=row[9],
+        id=int(row["id"]),
+        subject=row["subject"],
+        content=row["content"],
+        metadata=json.loads(row["metadata"]),
+        occurred_at=from_micros(row["occurred_us"]),
+        recorded_at=from_micros(row["recorded_us"]),
+        session=row["session"],
+        position=None if row["position"] is None else int(row["position"]),
+        role=row["role"],
+        user=row["user_id"],
     )

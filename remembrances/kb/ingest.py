@@ -19,35 +19,56 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from ..chunking import format_for
+from ..chunking import Chunker, format_for
 from ..errors import InvalidInputError, NotFoundError
 from ..progress import Progress
 from ..validation import check_name
 from .discovery import DEFAULT_MAX_BYTES, FoundFile, SkippedFile, discover, read_text, under
-from .knowledge_base import (
-    EMBED_GROUP_CHUNKS,
-    KNOWN_COLUMNS,
-    FileStamp,
-    KnowledgeBase,
-    StagedDocument,
-    check_metadata,
-    known_row,
-)
 from .records import AddReport, IngestReport
+from .staging import Committed, FileStamp, StagedDocument, check_metadata
 
 log = logging.getLogger(__name__)
 
+#: Documents whose chunks are embedded in one call while ingesting.
+EMBED_GROUP_CHUNKS = 64
 
-def _known_files(kb: KnowledgeBase, collection: str) -> dict[str, dict[str, Any]]:
-    """Ingested files of a collection, by absolute path."""
-    with kb.store.snapshot() as conn:
-        rows = conn.execute(
-            f"SELECT {KNOWN_COLUMNS} FROM kb_documents WHERE collection = ? AND path IS NOT NULL",
-            (collection,),
-        ).fetchall()
-    return {row[1]: known_row(row) for row in rows}
+
+class Documents(Protocol):
+    """What an ingest needs of the knowledge base (``KnowledgeBase`` is one)."""
+
+    @property
+    def chunker(self) -> Chunker: ...
+
+    def check_writable(self) -> None: ...
+
+    def known(self, collection: str, source: str) -> dict[str, Any] | None: ...
+
+    def known_files(self, collection: str) -> dict[str, dict[str, Any]]: ...
+
+    def collection_root(self, collection: str, folder: Path) -> Path: ...
+
+    def stage(
+        self,
+        text: Any,
+        *,
+        source: Any,
+        title: Any,
+        metadata: Any,
+        collection: Any,
+        format: Any,
+        file: FileStamp | None = None,
+        known: Mapping[str, Any] | None = None,
+    ) -> StagedDocument | AddReport: ...
+
+    def commit(
+        self,
+        staged: Sequence[StagedDocument],
+        progress: Progress | None = None,
+    ) -> Committed: ...
+
+    def delete(self, source: str, *, collection: str = "default") -> bool: ...
 
 
 def _check_max_bytes(max_bytes: Any) -> int:
@@ -57,7 +78,7 @@ def _check_max_bytes(max_bytes: Any) -> int:
 
 
 def ingest(
-    kb: KnowledgeBase,
+    kb: Documents,
     path: str | os.PathLike[str],
     *,
     collection: str = "default",
@@ -77,7 +98,7 @@ def ingest(
     files matching ``patterns`` (gitignore-style globs; default: Markdown, text,
     reStructuredText, AsciiDoc, Org) are.
     """
-    kb._check_writable()
+    kb.check_writable()
     collection = check_name(collection, "collection")
     metadata = check_metadata(metadata)[0]
     max_bytes = _check_max_bytes(max_bytes)
@@ -102,8 +123,8 @@ def ingest(
     settings = hashlib.sha256(
         json.dumps([kb.chunker.fingerprint, metadata], sort_keys=True, default=str).encode()
     ).hexdigest()[:16]
-    known = _known_files(kb, collection)
-    base = _collection_root(kb, collection, root)
+    known = kb.known_files(collection)
+    base = kb.collection_root(collection, root if root.is_dir() else root.parent)
     taken = {row["source"]: key for key, row in known.items()}
     renamed: list[str] = []  # documents named by their absolute path before
     kept: set[str] = set()
@@ -132,7 +153,7 @@ def ingest(
             renamed.append(row["source"])
             row = None
         try:
-            staged = kb._stage(
+            staged = kb.stage(
                 content.text,
                 source=source,
                 title=None,
@@ -171,29 +192,13 @@ def ingest(
     return report
 
 
-def _collection_root(kb: KnowledgeBase, collection: str, root: Path) -> Path:
-    """The folder the collection's documents are named from; the first one ingested."""
-    folder = root if root.is_dir() else root.parent
-    with kb.store.transaction() as conn:
-        row = conn.execute(
-            "SELECT root FROM kb_roots WHERE collection = ?", (collection,)
-        ).fetchone()
-        if row is not None and under(str(folder), [str(row[0])]):
-            return Path(str(row[0]))
-        if row is None:
-            conn.execute(
-                "INSERT INTO kb_roots (collection, root) VALUES (?, ?)", (collection, str(folder))
-            )
-    return folder
-
-
 def _source_for(
     path: Path,
     base: Path,
     root: Path,
     row: Mapping[str, Any] | None,
     taken: dict[str, str],
-    kb: KnowledgeBase,
+    kb: Documents,
     collection: str,
 ) -> str:
     """A document's name: its path under the collection's folder ("guide/install.md").
@@ -212,7 +217,7 @@ def _source_for(
     holder = taken.get(name)
     if holder is not None and holder != key:
         return key
-    if holder is None and kb._fingerprint_row(collection, name) is not None:
+    if holder is None and kb.known(collection, name) is not None:
         return key  # a document added by hand under that name
     taken[name] = key
     return name
@@ -232,12 +237,12 @@ def _embedding(progress: Progress | None, files_done: int, files: int) -> Progre
 
 
 def _flush(
-    kb: KnowledgeBase,
+    kb: Documents,
     group: list[StagedDocument],
     report: IngestReport,
     progress: Progress | None = None,
 ) -> None:
-    done = kb._commit(group, progress)
+    done = kb.commit(group, progress)
     report.embedded += done.embedded
     report.cached += done.cached
     report.chunks += done.chunks
@@ -269,7 +274,7 @@ def _relative(key: str, root: Path) -> str:
 
 
 def watch(
-    kb: KnowledgeBase,
+    kb: Documents,
     path: str | os.PathLike[str],
     *,
     collection: str = "default",

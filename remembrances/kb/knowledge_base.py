@@ -11,102 +11,38 @@ from __future__ import annotations
 
 import builtins
 import difflib
-import hashlib
 import json
 import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..chunking import FORMATS, HEADING_SEPARATOR, Chunker, Format, format_for
+from ..chunking import Chunker, Format
 from ..errors import InvalidInputError, NotFoundError
 from ..progress import Progress
-from ..records import Chunk
-from ..store import Prepared, SearchMode, Store, Where, content_hash
-from ..validation import check_min_score, check_name, check_unicode, encode_metadata
-from .discovery import DEFAULT_MAX_BYTES
+from ..storage.transaction import Row
+from ..store import Prepared, SearchMode, Store, Where
+from ..validation import check_min_score, check_name
+from . import tables
+from .discovery import DEFAULT_MAX_BYTES, under
+from .ingest import ingest, watch
 from .records import AddReport, Document, IngestReport, KBHit
-from .schema import KB_MIGRATIONS
-
-KIND = "kb"
-MAX_DOCUMENT_CHARS = 10_000_000
-#: Chunk metadata keys the knowledge base sets itself; user metadata may not use them.
-RESERVED_KEYS = frozenset({"heading_path", "char_start", "char_end"})
-#: Documents whose chunks are embedded in one call while ingesting.
-EMBED_GROUP_CHUNKS = 64
-
-_DOC_COLUMNS = (
-    "source, collection, title, metadata, format, content_hash, chars, bytes, chunks, "
-    "created_at, updated_at, path"
+from .staging import (
+    MAX_DOCUMENT_CHARS,
+    RESERVED_KEYS,
+    Committed,
+    FileStamp,
+    StagedDocument,
+    StoredStamp,
+    below_title,
+    stage,
 )
 
-
-def check_metadata(metadata: Any) -> tuple[dict[str, Any], str]:
-    encoded = encode_metadata(metadata, reserved=RESERVED_KEYS)
-    return json.loads(encoded), encoded
-
-
-def below_title(heading_path: str, title: str | None) -> str:
-    """The heading path without a first heading that only repeats the title.
-
-    "Guide > Install > Linux" in a document titled "Guide" is shown as
-    "Install > Linux": the title is shown beside it anyway.
-    """
-    parts = heading_path.split(HEADING_SEPARATOR) if heading_path else []
-    if title and parts and parts[0].strip() == title.strip():
-        parts = parts[1:]
-    return HEADING_SEPARATOR.join(parts)
-
-
-KNOWN_COLUMNS = "source, path, fingerprint, chunks, file_size, file_mtime_ns, settings"
-
-
-def known_row(row: Sequence[Any]) -> dict[str, Any]:
-    return dict(zip([c.strip() for c in KNOWN_COLUMNS.split(",")], row, strict=True))
-
-
-@dataclass(frozen=True)
-class FileStamp:
-    """Where an ingested document came from, and what it looked like then.
-
-    ``settings`` names the chunker and the ingest metadata: a file whose stamp
-    matches needs no reading at all.
-    """
-
-    path: str
-    size: int
-    mtime_ns: int
-    settings: str
-
-
-@dataclass
-class StagedDocument:
-    """A document chunked and ready to embed and write."""
-
-    source: str
-    collection: str
-    title: str | None
-    metadata_json: str
-    format: str
-    text: str
-    content_hash: str
-    fingerprint: str
-    chunks: list[Chunk]
-    status: str
-    file: FileStamp | None = None
-    label: str = ""
-
-
-@dataclass
-class _Committed:
-    embedded: int = 0
-    cached: int = 0
-    chunks: int = 0
-    reports: list[AddReport] = field(default_factory=list)
+KIND = "kb"
+__all__ = ["KIND", "MAX_DOCUMENT_CHARS", "KnowledgeBase"]
 
 
 class KnowledgeBase:
@@ -116,11 +52,12 @@ class KnowledgeBase:
         self.store = store
         self.chunker = chunker or Chunker()
         self._write_lock = threading.Lock()
-        store.migrate("kb", KB_MIGRATIONS)
+        store.migrate("kb", tables.KB_MIGRATIONS)
         # A file opened read-only that never held documents has no KB tables.
         self._has_tables = store.meta("schema:kb") is not None
 
-    def _check_writable(self) -> None:
+    def check_writable(self) -> None:
+        """Refuse, before any work, changes to a memory opened read-only."""
         self.store.check_writable("change documents")
 
     # -- writing -----------------------------------------------------------------------
@@ -144,13 +81,13 @@ class KnowledgeBase:
         that ingesting its folder later updates this document instead of adding a
         second copy.
         """
-        self._check_writable()
+        self.check_writable()
         stamp = None
         if file is not None:
             on_disk = Path(file).expanduser().resolve()
             stat = on_disk.stat()
             stamp = FileStamp(str(on_disk), stat.st_size, stat.st_mtime_ns, "")
-        staged = self._stage(
+        staged = self.stage(
             text,
             source=source,
             title=title,
@@ -161,9 +98,9 @@ class KnowledgeBase:
         )
         if isinstance(staged, AddReport):
             return staged
-        return self._commit([staged]).reports[0]
+        return self.commit([staged]).reports[0]
 
-    def _stage(
+    def stage(
         self,
         text: Any,
         *,
@@ -175,119 +112,86 @@ class KnowledgeBase:
         file: FileStamp | None = None,
         known: Mapping[str, Any] | None = None,
     ) -> StagedDocument | AddReport:
+        """Check and chunk a document for :meth:`commit` (see ``staging.py``).
+
+        ``known`` is the stored row of :meth:`known` when the caller already has it.
+        An unchanged document is reported as such, with its file's new size and
+        time recorded when only they changed (a touch, a copy).
+        """
         source = check_name(source, "source")
         collection = check_name(collection, "collection")
-        if not isinstance(text, str):
-            raise InvalidInputError(f"document text must be a string, not {type(text).__name__}")
-        if not text.strip():
-            raise InvalidInputError(f"document {source!r} is empty")
-        if len(text) > MAX_DOCUMENT_CHARS:
-            raise InvalidInputError(
-                f"document {source!r} is {len(text):,} characters; the limit is "
-                f"{MAX_DOCUMENT_CHARS:,} (split it into several documents)"
-            )
-        check_unicode(text, f"document {source!r}")
-        if title is not None:
-            title = check_name(title, "title")
-        if format is None:
-            format = format_for(source)
-        if format not in FORMATS:
-            raise InvalidInputError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
-        user_metadata, metadata_json = check_metadata(metadata)
-        digest = content_hash(text)
-        # A title left out is derived from the text (and file name, part of the
-        # source), so "derived" stands for it and nothing is parsed to compare.
-        fingerprint = hashlib.sha256(
-            json.dumps(
-                [digest, title, metadata_json, format, self.chunker.fingerprint, source]
-            ).encode()
-        ).hexdigest()
-        row = known if known is not None else self._fingerprint_row(collection, source)
-        if row is not None and row["fingerprint"] == fingerprint:
-            if file is not None and (
+        row = known if known is not None else self.known(collection, source)
+        staged = stage(
+            self.chunker,
+            text,
+            source=source,
+            title=title,
+            metadata=metadata,
+            collection=collection,
+            format=format,
+            file=file,
+            stored=None
+            if row is None
+            else StoredStamp(
+                row["fingerprint"],
+                int(row["chunks"]),
                 row["file_size"],
                 row["file_mtime_ns"],
                 row["settings"],
-            ) != (file.size, file.mtime_ns, file.settings):
-                self._touch(collection, source, file)
-            return AddReport(source, collection, "unchanged", int(row["chunks"]))
-        pieces = self.chunker.split(text, format=format)
-        if title is None:  # the first heading, else the file's name
-            headed = next((p.headings[0] for p in pieces if p.headings), None)
-            title = headed or (Path(file.path).name if file else None)
-        chunks = [
-            Chunk(
-                text=piece.text,
-                metadata={
-                    **user_metadata,
-                    "heading_path": piece.heading_path,
-                    "char_start": piece.start,
-                    "char_end": piece.end,
-                },
-                embed_text=piece.embed_text(title),
-            )
-            for piece in pieces
-        ]
-        return StagedDocument(
-            source=source,
-            collection=collection,
-            title=title,
-            metadata_json=metadata_json,
-            format=format,
-            text=text,
-            content_hash=digest,
-            fingerprint=fingerprint,
-            chunks=chunks,
-            status="added" if row is None else "updated",
-            file=file,
+            ),
         )
+        if (
+            isinstance(staged, AddReport)
+            and row is not None
+            and file is not None
+            and (row["file_size"], row["file_mtime_ns"], row["settings"])
+            != (file.size, file.mtime_ns, file.settings)
+        ):
+            with self._write_lock, self.store.transaction() as tx:
+                tables.touch(
+                    tx,
+                    collection,
+                    source,
+                    path=file.path,
+                    size=file.size,
+                    mtime_ns=file.mtime_ns,
+                    settings=file.settings,
+                )
+        return staged
 
-    def _commit(
+    def commit(
         self,
         staged: Sequence[StagedDocument],
         progress: Progress | None = None,
-    ) -> _Committed:
+    ) -> Committed:
         """Embed every staged document's chunks, then write them all in one transaction."""
         prepared = self.store.prepare([c for s in staged for c in s.chunks], progress=progress)
-        done = _Committed(embedded=prepared.embedded, cached=prepared.cached)
+        done = Committed(embedded=prepared.embedded, cached=prepared.cached)
         now = time.time()
-        with self._write_lock, self.store.transaction() as conn:
+        with self._write_lock, self.store.transaction() as tx:
             offset = 0
             for doc in staged:
                 part = Prepared(prepared.chunks[offset : offset + len(doc.chunks)])
                 offset += len(doc.chunks)
                 self.store.write_source(KIND, doc.collection, doc.source, part)
-                conn.execute(
-                    "INSERT INTO kb_documents (collection, source, title, metadata, format, text, "
-                    "content_hash, fingerprint, chars, bytes, chunks, path, file_size, "
-                    "file_mtime_ns, settings, created_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                    "ON CONFLICT (collection, source) DO UPDATE SET title = excluded.title, "
-                    "metadata = excluded.metadata, format = excluded.format, "
-                    "text = excluded.text, content_hash = excluded.content_hash, "
-                    "fingerprint = excluded.fingerprint, chars = excluded.chars, "
-                    "bytes = excluded.bytes, chunks = excluded.chunks, path = excluded.path, "
-                    "file_size = excluded.file_size, file_mtime_ns = excluded.file_mtime_ns, "
-                    "settings = excluded.settings, updated_at = excluded.updated_at",
-                    (
-                        doc.collection,
-                        doc.source,
-                        doc.title,
-                        doc.metadata_json,
-                        doc.format,
-                        doc.text,
-                        doc.content_hash,
-                        doc.fingerprint,
-                        len(doc.text),
-                        len(doc.text.encode("utf-8")),
-                        len(doc.chunks),
-                        doc.file.path if doc.file else None,
-                        doc.file.size if doc.file else None,
-                        doc.file.mtime_ns if doc.file else None,
-                        doc.file.settings if doc.file else None,
-                        now,
-                        now,
+                tables.upsert(
+                    tx,
+                    tables.DocumentWrite(
+                        collection=doc.collection,
+                        source=doc.source,
+                        title=doc.title,
+                        metadata_json=doc.metadata_json,
+                        format=doc.format,
+                        text=doc.text,
+                        content_hash=doc.content_hash,
+                        fingerprint=doc.fingerprint,
+                        chunks=len(doc.chunks),
+                        path=doc.file.path if doc.file else None,
+                        file_size=doc.file.size if doc.file else None,
+                        file_mtime_ns=doc.file.mtime_ns if doc.file else None,
+                        settings=doc.file.settings if doc.file else None,
                     ),
+                    now,
                 )
                 done.chunks += len(doc.chunks)
                 done.reports.append(
@@ -302,24 +206,32 @@ class KnowledgeBase:
                 )
         return done
 
-    def _fingerprint_row(self, collection: str, source: str) -> dict[str, Any] | None:
+    def known(self, collection: str, source: str) -> dict[str, Any] | None:
+        """What an ingest needs of a stored document (``tables.KNOWN_COLUMNS``), or None."""
         if not self._has_tables:
             return None
-        with self.store.snapshot() as conn:
-            row = conn.execute(
-                f"SELECT {KNOWN_COLUMNS} FROM kb_documents WHERE collection = ? AND source = ?",
-                (collection, source),
-            ).fetchone()
-        return None if row is None else known_row(row)
+        with self.store.snapshot() as tx:
+            row = tables.known(tx, collection, source)
+        return None if row is None else row.to_dict()
 
-    def _touch(self, collection: str, source: str, file: FileStamp) -> None:
-        """Record a file's new size and time when only they changed (touch, copy)."""
-        with self._write_lock, self.store.transaction() as conn:
-            conn.execute(
-                "UPDATE kb_documents SET path = ?, file_size = ?, file_mtime_ns = ?, settings = ? "
-                "WHERE collection = ? AND source = ?",
-                (file.path, file.size, file.mtime_ns, file.settings, collection, source),
-            )
+    def known_files(self, collection: str) -> dict[str, dict[str, Any]]:
+        """The documents of ``collection`` read from files, by absolute path."""
+        if not self._has_tables:
+            return {}
+        with self.store.snapshot() as tx:
+            rows = tables.known_files(tx, collection)
+        return {row["path"]: row.to_dict() for row in rows}
+
+    def collection_root(self, collection: str, folder: Path) -> Path:
+        """The folder ``collection``'s documents are named from: the first one ingested,
+        recorded now if ``folder`` is the first."""
+        with self._write_lock, self.store.transaction() as tx:
+            root = tables.root(tx, collection)
+            if root is not None and under(str(folder), [root]):
+                return Path(root)
+            if root is None:
+                tables.set_root(tx, collection, str(folder))
+        return folder
 
     def source_of_file(
         self, path: str | os.PathLike[str], *, collection: str = "default"
@@ -329,12 +241,8 @@ class KnowledgeBase:
         if not self._has_tables:
             return None
         on_disk = str(Path(path).expanduser().resolve())
-        with self.store.snapshot() as conn:
-            row = conn.execute(
-                "SELECT source FROM kb_documents WHERE collection = ? AND path = ?",
-                (collection, on_disk),
-            ).fetchone()
-        return None if row is None else str(row[0])
+        with self.store.snapshot() as tx:
+            return tables.source_of_path(tx, collection, on_disk)
 
     def resolve(self, spelling: str, *, collection: str = "default") -> str:
         """The source of the one document ``spelling`` names in ``collection``.
@@ -348,18 +256,12 @@ class KnowledgeBase:
         collection = check_name(collection, "collection")
         if not self._has_tables:
             raise NotFoundError(f"no document {spelling!r} in collection {collection!r}")
-        with self.store.snapshot() as conn:
+        with self.store.snapshot() as tx:
             # The usual case, the source itself, by key: get() and delete() pass here.
-            exact = conn.execute(
-                "SELECT 1 FROM kb_documents WHERE collection = ? AND source = ?",
-                (collection, spelling),
-            ).fetchone()
-            if exact is not None:
+            if tables.exists(tx, collection, spelling):
                 return spelling
-            rows = conn.execute(
-                "SELECT source, path FROM kb_documents WHERE collection = ?", (collection,)
-            ).fetchall()
-        sources = [str(r[0]) for r in rows]
+            rows = tables.sources_and_paths(tx, collection)
+        sources = [source for source, _ in rows]
         wanted = spelling.replace("\\", "/").removeprefix("./")
         try:
             on_disk = str(Path(spelling).expanduser().resolve()) if spelling else ""
@@ -367,8 +269,7 @@ class KnowledgeBase:
             on_disk = ""
         # The document's own file first; then the longest stretch of path shared.
         scored: dict[str, int] = {}
-        for source, path in rows:
-            name = str(source)
+        for name, path in rows:
             if path is not None and path == on_disk:
                 scored[name] = 1 << 30
             elif wanted.endswith("/" + name):
@@ -399,26 +300,22 @@ class KnowledgeBase:
         """
         source = check_name(source, "source")
         collection = check_name(collection, "collection")
-        self._check_writable()
+        self.check_writable()
         try:
             source = self.resolve(source, collection=collection)
         except NotFoundError:
             return False
-        with self._write_lock, self.store.transaction() as conn:
+        with self._write_lock, self.store.transaction() as tx:
             self.store.delete_source(KIND, source, collection=collection)
-            conn.execute(
-                "DELETE FROM kb_documents WHERE collection = ? AND source = ?", (collection, source)
-            )
-            return bool(conn.changes())
+            return bool(tables.delete(tx, collection, source))
 
     def delete_collection(self, collection: str) -> int:
         """Delete every document of a collection; returns how many there were."""
         collection = check_name(collection, "collection")
-        self._check_writable()
-        with self._write_lock, self.store.transaction() as conn:
+        self.check_writable()
+        with self._write_lock, self.store.transaction() as tx:
             self.store.delete_collection(KIND, collection)
-            conn.execute("DELETE FROM kb_documents WHERE collection = ?", (collection,))
-            return int(conn.changes())
+            return tables.delete_collection(tx, collection)
 
     # -- reading -----------------------------------------------------------------------
 
@@ -432,64 +329,55 @@ class KnowledgeBase:
         source = self.resolve(source, collection=collection)
         row = None
         if self._has_tables:
-            with self.store.snapshot() as conn:
-                row = conn.execute(
-                    f"SELECT {_DOC_COLUMNS}, text FROM kb_documents "
-                    "WHERE collection = ? AND source = ?",
-                    (collection, source),
-                ).fetchone()
+            with self.store.snapshot() as tx:
+                row = tables.document(tx, collection, source)
         if row is None:
             raise NotFoundError(
                 f"no document {source!r} in collection {collection!r}; "
                 "see kb.list() for what is stored"
             )
-        return _document(row[:-1], text=row[-1])
+        return _document(row, text=row["text"])
 
     def list(
         self, *, collection: str | None = None, limit: int | None = None, offset: int = 0
     ) -> list[Document]:
         """Documents (without their text), by collection and source."""
-        sql = f"SELECT {_DOC_COLUMNS} FROM kb_documents"
-        params: list[Any] = []
         if collection is not None:
-            sql += " WHERE collection = ?"
-            params.append(check_name(collection, "collection"))
-        sql += " ORDER BY collection, source"
-        if limit is not None or offset:
-            for value, what in ((limit, "limit"), (offset, "offset")):
-                if value is not None and (
-                    isinstance(value, bool) or not isinstance(value, int) or value < 0
-                ):
-                    raise InvalidInputError(f"{what} must be a non-negative integer")
-            sql += " LIMIT ? OFFSET ?"
-            params.extend([-1 if limit is None else limit, offset])
+            collection = check_name(collection, "collection")
+        for value, what in ((limit, "limit"), (offset, "offset")):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 0
+            ):
+                raise InvalidInputError(f"{what} must be a non-negative integer")
         if not self._has_tables:
             return []
-        with self.store.snapshot() as conn:
-            rows = conn.execute(sql, params).fetchall()
+        with self.store.snapshot() as tx:
+            rows = tables.documents(tx, collection, limit, offset)
         return [_document(r) for r in rows]
 
     def count(self, *, collection: str | None = None) -> int:
         """How many documents (in one collection, or in all)."""
-        sql, params = "SELECT count(*) FROM kb_documents", []
         if collection is not None:
-            sql += " WHERE collection = ?"
-            params.append(check_name(collection, "collection"))
+            collection = check_name(collection, "collection")
         if not self._has_tables:
             return 0
-        with self.store.snapshot() as conn:
-            return int(conn.execute(sql, params).fetchone()[0])
+        with self.store.snapshot() as tx:
+            return tables.count(tx, collection)
 
     def collections(self) -> dict[str, int]:
         """Collection name -> number of documents."""
         if not self._has_tables:
             return {}
-        with self.store.snapshot() as conn:
-            rows = conn.execute(
-                "SELECT collection, count(*) FROM kb_documents GROUP BY collection "
-                "ORDER BY collection"
-            ).fetchall()
-        return {str(name): int(n) for name, n in rows}
+        with self.store.snapshot() as tx:
+            return tables.collections(tx)
+
+    def incomplete_documents(self) -> builtins.list[tuple[str, str]]:
+        """(collection, source) of documents missing some of their chunks (a damaged
+        file's recovery re-adds them from their stored text)."""
+        if not self._has_tables:
+            return []
+        with self.store.snapshot() as tx:
+            return tables.short_documents(tx)
 
     # -- searching ---------------------------------------------------------------------
 
@@ -542,14 +430,8 @@ class KnowledgeBase:
         titles: dict[tuple[str, str], str | None] = {}
         if not keys:
             return titles
-        with self.store.snapshot() as conn:
-            for collection, source in keys:
-                row = conn.execute(
-                    "SELECT title FROM kb_documents WHERE collection = ? AND source = ?",
-                    (collection, source),
-                ).fetchone()
-                titles[(collection, source)] = None if row is None else row[0]
-        return titles
+        with self.store.snapshot() as tx:
+            return tables.titles(tx, keys)
 
     # -- files -------------------------------------------------------------------------
 
@@ -565,8 +447,6 @@ class KnowledgeBase:
         progress: Progress | None = None,
     ) -> IngestReport:
         """Bring a file or a directory tree into ``collection``; see :mod:`.ingest`."""
-        from .ingest import ingest
-
         return ingest(
             self,
             path,
@@ -595,8 +475,6 @@ class KnowledgeBase:
         ``on_change(report)`` is called after each pass that changed something.
         Returns the number of passes made.
         """
-        from .ingest import watch
-
         return watch(
             self,
             path,
@@ -609,19 +487,19 @@ class KnowledgeBase:
         )
 
 
-def _document(row: Sequence[Any], *, text: str | None = None) -> Document:
+def _document(row: Row, *, text: str | None = None) -> Document:
     return Document(
-        source=row[0],
-        collection=row[1],
-        title=row[2],
-        metadata=json.loads(row[3]),
-        format=row[4],
-        content_hash=row[5],
-        chars=int(row[6]),
-        bytes=int(row[7]),
-        chunks=int(row[8]),
-        created_at=datetime.fromtimestamp(float(row[9]), UTC),
-        updated_at=datetime.fromtimestamp(float(row[10]), UTC),
-        path=row[11],
+        source=row["source"],
+        collection=row["collection"],
+        title=row["title"],
+        metadata=json.loads(row["metadata"]),
+        format=row["format"],
+        content_hash=row["content_hash"],
+        chars=int(row["chars"]),
+        bytes=int(row["bytes"]),
+        chunks=int(row["chunks"]),
+        created_at=datetime.fromtimestamp(float(row["created_at"]), UTC),
+        updated_at=datetime.fromtimestamp(float(row["updated_at"]), UTC),
+        path=row["path"],
         text=text,
     )

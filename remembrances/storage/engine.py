@@ -21,6 +21,7 @@ from typing import Literal, Protocol
 
 from ..embeddings.base import Vectors
 from .filters import ChunkFilter
+from .reports import CheckReport
 from .transaction import Dialect, Transaction
 
 #: Where the vector leg runs: "memory" (the engine's default index) or "vec0" (an
@@ -178,6 +179,11 @@ class Engine(Protocol):
 
     def forget_vectors(self) -> None:
         """Drop in-process vector state after the model changed."""
+        ...
+
+    def check(self, *, repair: bool = False) -> CheckReport:
+        """Whether the derived indexes agree with the chunks and the model record
+        (``repair``: rebuild them from the chunks)."""
         ...
 
     def index_bytes(self) -> int:

@@ -27,6 +27,7 @@ from ..vector_index import VectorIndex
 from .engine import Candidates, NewChunk, VectorIndexKind
 from .filters import ChunkFilter
 from .in_lists import in_lists
+from .reports import CheckReport
 from .sqlite_transaction import SqliteTransaction
 from .transaction import Dialect, Transaction, marks
 
@@ -351,9 +352,10 @@ class SqliteEngine:
                 return {i: v.copy() for i, v in self.index.vectors(ids).items()}
         conn = _connection(tx)
         found: dict[int, Vectors] = {}
-        for part, marks in in_lists(ids):
+        for part, part_marks in in_lists(ids):
             for i, blob in conn.execute(
-                f"SELECT id, embedding FROM chunks WHERE id IN ({marks}) AND embedding IS NOT NULL",
+                f"SELECT id, embedding FROM chunks WHERE id IN ({part_marks}) "
+                "AND embedding IS NOT NULL",
                 part,
             ):
                 found[i] = np.frombuffer(blob, dtype="<f4")
@@ -366,6 +368,11 @@ class SqliteEngine:
     def forget_vectors(self) -> None:
         with self.index_lock:
             self.index = None  # the next search loads the new vectors
+
+    def check(self, *, repair: bool = False) -> CheckReport:
+        from . import sqlite_integrity  # it imports this module
+
+        return sqlite_integrity.check(self, repair)
 
     def index_bytes(self) -> int:
         return self.index.nbytes if self.index is not None else 0

@@ -56,6 +56,9 @@ class Row(tuple[Any, ...]):
     def keys(self) -> list[str]:
         return list(self._columns)
 
+    def to_dict(self) -> dict[str, Any]:
+        return {name: tuple.__getitem__(self, i) for name, i in self._columns.items()}
+
     def get(self, key: str, default: Any = None) -> Any:
         index = self._columns.get(key)
         return default if index is None else tuple.__getitem__(self, index)
