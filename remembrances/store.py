@@ -53,7 +53,7 @@ from .storage.search import QueryVectors, SearchRequest
 from .storage.search import Reranker as Reranker
 from .storage.search import SearchMode as SearchMode
 from .storage.sqlite_engine import SqliteEngine
-from .storage.transaction import Row
+from .storage.transaction import Row, Transaction
 from .validation import check_min_score, check_name, check_text, check_unicode, encode_metadata
 from .vector_index import VectorIndex
 
@@ -249,10 +249,8 @@ class Store:
 
     # -- transactions for the domain layers ------------------------------------------
 
-    # Typed Any, not Transaction, until remembrances/code/ stops passing it where an
-    # apsw.Connection is declared; the object is a Transaction (storage/transaction.py).
     @contextmanager
-    def transaction(self) -> Iterator[Any]:
+    def transaction(self) -> Iterator[Transaction]:
         """A write :class:`Transaction` for chunk writes plus domain-table SQL.
 
         It takes the write lock up front (SQLite: BEGIN IMMEDIATE); nested calls on one
@@ -262,7 +260,7 @@ class Store:
             yield tx
 
     @contextmanager
-    def snapshot(self) -> Iterator[Any]:
+    def snapshot(self) -> Iterator[Transaction]:
         """A read :class:`Transaction`: one consistent view of the memory."""
         with self.engine.read() as tx:
             yield tx
