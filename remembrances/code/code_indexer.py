@@ -191,6 +191,11 @@ class CodeIndexer:
     ) -> list[OutlineNode]:
         return self._reader.outline(file, project=project)
 
+    def file_users(self, project: str, paths: Iterable[str]) -> dict[str, int]:
+        """How many other files use what each file defines: which of several
+        same-named definitions a repository leans on."""
+        return self._reader.file_users(project, paths)
+
     def references(
         self, name: str, *, project: str | None = None, limit: int = 1000
     ) -> list[Reference]:

@@ -186,6 +186,17 @@ def definitions_in(tx: Transaction, file_ids: Iterable[int]) -> set[tuple[int, s
     }
 
 
+def users(tx: Transaction, file_ids: Iterable[int]) -> dict[int, int]:
+    """How many other files use a name each file defines (its in-degree in the graph)."""
+    ids = json.dumps(sorted(set(file_ids)))
+    rows = tx.execute(
+        "SELECT dst_file, count(DISTINCT src_file) AS users FROM code_edges "
+        f"WHERE dst_file IN {_IN_JSON_IDS[tx.dialect]} GROUP BY dst_file",
+        (ids,),
+    )
+    return {int(r["dst_file"]): int(r["users"]) for r in rows}
+
+
 def state(tx: Transaction, project_id: int) -> tuple[Any, ...] | None:
     """When the project's graph was built and updated: a key that changes with the graph."""
     row = tx.execute(
@@ -308,4 +319,5 @@ __all__ = [
     "invalidate",
     "state",
     "update",
+    "users",
 ]

@@ -18,7 +18,7 @@ from ..records import SearchResult
 from ..storage.transaction import Transaction
 from ..store import SearchMode, Store
 from ..validation import check_choices
-from . import tables
+from . import graph, tables
 from .checks import check_languages, check_name, check_project_name
 from .parsing.analysis import file_hash, source_lines
 from .parsing.identifiers import decode_positions
@@ -219,6 +219,18 @@ class IndexReader:
             parent = nodes.get(symbol.parent_id) if symbol.parent_id is not None else None
             (parent.children if parent is not None else roots).append(node)
         return roots
+
+    def file_users(self, project: str, paths: Iterable[str]) -> dict[str, int]:
+        """How many other files use what each of ``paths`` defines (from the reference graph).
+
+        A path that is not indexed, or that nobody uses, is left out.
+        """
+        wanted = set(paths)
+        with self.store.snapshot() as tx:
+            found = tables.project(tx, check_project_name(project))
+            ids = {i: p for i, p in tables.file_paths(tx, found.id).items() if p in wanted}
+            counts = graph.users(tx, ids)
+        return {ids[i]: n for i, n in counts.items()}
 
     # -- references ----------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ the next one instead of being forgotten.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
@@ -499,11 +500,15 @@ def find_symbols(
         params.extend(kinds)
     filters = "".join(f" AND {c}" for c in conditions)
     if "." in wanted or " > " in wanted:
+        # A qualified name ends with its symbol's name, so the name is one of the
+        # wanted text's suffixes that start at a separator: an indexed lookup.
+        names = _name_suffixes(wanted)
         exact = (
-            "(s.qualified_name = ? OR s.qualified_name LIKE ? ESCAPE '\\' "
-            "OR s.qualified_name LIKE ? ESCAPE '\\')"
+            f"s.name IN ({marks(len(names))}) AND (s.qualified_name = ? "
+            "OR s.qualified_name LIKE ? ESCAPE '\\' OR s.qualified_name LIKE ? ESCAPE '\\')"
         )
         exact_params: list[Any] = [
+            *names,
             wanted,
             "%." + like_escape(wanted),
             "% > " + like_escape(wanted),
@@ -524,6 +529,12 @@ def find_symbols(
         if rows:
             return [_symbol(r) for r in rows]
     return []
+
+
+def _name_suffixes(wanted: str) -> list[str]:
+    """``wanted`` and each of its suffixes that follows a ``.`` or `` > ``."""
+    starts = {0} | {m.end() for m in re.finditer(r"\.| > ", wanted)}
+    return sorted({wanted[i:] for i in starts if i < len(wanted)})
 
 
 def file_symbols(tx: Transaction, file_id: int) -> list[CodeSymbol]:

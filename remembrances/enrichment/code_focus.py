@@ -29,8 +29,11 @@ log = logging.getLogger(__name__)
 
 #: At most this many names from one prompt are looked up, in the order they appear.
 MAX_NAMES = 6
-#: Definitions shown per name (a name can be defined in several places).
+#: Definitions shown per name (a name can be defined in several places) ...
 MAX_DEFINITIONS = 2
+#: ... chosen among this many; the others are listed by location, up to MAX_LISTED.
+MAX_CANDIDATES = 500
+MAX_LISTED = 60
 MAX_USES = 8
 MAP_TOKENS = 300
 #: Share of the code source's time after which no more uses are looked up.
@@ -127,7 +130,9 @@ def code_aware(
         if semantic is not None and plan.code_query:
             pending = _pool().submit(semantic, service, plan)
         try:
-            named = _named(service, names, paths, started + timeout * SPARE_SHARE, answer_by)
+            named = _named(
+                service, prompt, names, paths, started + timeout * SPARE_SHARE, answer_by
+            )
         except Exception as exc:  # the semantic hits still count
             log.warning("code-aware enrichment failed: %s", exc)
             named = []
@@ -148,7 +153,12 @@ def code_aware(
 
 
 def _named(
-    service: Any, names: list[str], paths: list[str], spare_until: float, answer_by: float
+    service: Any,
+    prompt: str,
+    names: list[str],
+    paths: list[str],
+    spare_until: float,
+    answer_by: float,
 ) -> list[ContextItem]:
     code = service.code
     roots = {p.name: p.root for p in code.projects()}
@@ -156,12 +166,16 @@ def _named(
     uses: list[ContextItem] = []
     used: list[tuple[str, str]] = []  # (project, name) whose uses to show
     focus: dict[str, list[str]] = {}  # project -> files and symbols to map around
+    listed: list[ContextItem] = []
+    words = _words(prompt)
     for name in names:
-        for symbol in _definitions(code, name):
+        shown, others = _definitions(code, name, words)
+        for symbol in shown:
             definitions.append(_definition_item(symbol, roots.get(symbol.project)))
             focus.setdefault(symbol.project, []).append(symbol.qualified_name)
             if (symbol.project, symbol.name) not in used:
                 used.append((symbol.project, symbol.name))
+        listed.extend(_others_item(name, others))
     for path in paths:
         for project in roots:
             focus.setdefault(project, []).append(path)
@@ -178,22 +192,77 @@ def _named(
             future.cancel()  # a first map of a large project reads its graph; next time is quick
         except Exception as exc:
             log.warning("repository map for enrichment failed: %s", exc)
-    return definitions + uses + maps
+    return definitions + listed + uses + maps
 
 
-def _definitions(code: Any, name: str) -> list[Any]:
-    """Exact (case-sensitive) matches only: find_symbol also tries ignoring case."""
+def _definitions(code: Any, name: str, words: set[str]) -> tuple[list[Any], list[Any]]:
+    """(shown, others): the definitions of ``name``, the likeliest meant first.
+
+    Exact (case-sensitive) matches only: find_symbol also tries ignoring case.
+    When a name is defined in several places, the prompt's other words decide
+    first (``cp1252`` picks ``encodings/cp1252.py``), then a definition whose
+    qualified name is the name itself (``Pool`` means the class ``Pool`` before
+    the method ``BaseContext.Pool``), then classes and functions, then code
+    outside tests, then the definition in the file most other files use (the
+    reference graph).
+    """
+    candidates = code.find_symbol(name, limit=MAX_CANDIDATES)
     if "." in name:
         found = [
             s
-            for s in code.find_symbol(name, limit=20)
+            for s in candidates
             if s.qualified_name == name or s.qualified_name.endswith("." + name)
         ]
     else:
-        found = [s for s in code.find_symbol(name, limit=20) if s.name == name]
+        found = [s for s in candidates if s.name == name]
+    if len(found) <= 1:
+        return found, []
+    own = _words(name)
+    users: dict[tuple[str, str], int] = {}
+    file_users = getattr(code, "file_users", None)
+    if callable(file_users):
+        for project in {s.project for s in found}:
+            counts = file_users(project, {s.path for s in found if s.project == project})
+            users.update({(project, path): n for path, n in counts.items()})
     kinds = {"class": 0, "function": 0, "method": 0, "struct": 0, "interface": 0}
-    found.sort(key=lambda s: (kinds.get(s.kind, 1), s.path.count("test"), s.path))
-    return found[:MAX_DEFINITIONS]
+    found.sort(
+        key=lambda s: (
+            -len((words - own) & _words(f"{s.path} {s.qualified_name}")),
+            s.qualified_name != name,
+            kinds.get(s.kind, 1),
+            s.path.count("test"),
+            -users.get((s.project, s.path), 0),
+            s.path,
+        )
+    )
+    return found[:MAX_DEFINITIONS], found[MAX_DEFINITIONS:]
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,}")
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
+
+
+def _words(text: str) -> set[str]:
+    """Lower-case words of three or more characters: whole identifiers (``iso8859_4``)
+    and their parts split at ``_`` and ``.`` (``iso8859``)."""
+    words = {w.lower() for w in _TOKEN.findall(text)}
+    return words | {w.lower() for w in _WORD.findall(text.replace("_", " "))}
+
+
+def _others_item(name: str, others: list[Any]) -> list[ContextItem]:
+    """Where else ``name`` is defined: an agent sees the name is ambiguous, and where."""
+    if not others:
+        return []
+    lines = [
+        f"[{s.project}] {s.path}:"
+        + (f"{s.start_line}-{s.end_line}" if s.end_line != s.start_line else f"{s.start_line}")
+        + f" {s.qualified_name} ({s.kind})"
+        for s in others[:MAX_LISTED]
+    ]
+    if len(others) > MAX_LISTED:
+        lines.append(f"... {len(others) - MAX_LISTED} more")
+    origin = f"{name} is also defined in {len(others)} more places"
+    return [ContextItem("code", origin, "\n".join(lines), None, f"code:definitions:{name}")]
 
 
 def _definition_item(symbol: Any, root: str | None) -> ContextItem:
@@ -234,12 +303,21 @@ def _map_item(code: Any, project: str, focus: list[str]) -> list[ContextItem]:
     if repo_map is None:
         return []
     result = repo_map(
-        project, budget_tokens=MAP_TOKENS, focus=list(dict.fromkeys(focus)), strict_focus=False
+        project,
+        budget_tokens=MAP_TOKENS,
+        focus=list(dict.fromkeys(focus)),
+        strict_focus=False,
     )
     if not result.text or not (result.focus_files or result.focus_symbols):
         return []  # nothing named is in this project: its general map is not about the prompt
     return [
-        ContextItem("code", f"[{project}] repository map", result.text, None, f"code:map:{project}")
+        ContextItem(
+            "code",
+            f"[{project}] repository map",
+            result.text,
+            None,
+            f"code:map:{project}",
+        )
     ]
 
 

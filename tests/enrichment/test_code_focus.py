@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -170,3 +171,67 @@ def test_closing_waits_for_a_late_code_search(
     enricher.close()
     assert finished  # close returned only after the late search
     service.close()  # and closing the store under it raised ThreadingViolationError
+
+
+AMBIGUOUS = {
+    "codecs/cp1252.py": "class Codec:\n    def encode(self, text):\n        return text.encode('cp1252')\n",
+    "codecs/cp437.py": "class Codec:\n    def encode(self, text):\n        return text.encode('cp437')\n",
+    "codecs/latin1.py": "class Codec:\n    def encode(self, text):\n        return text.encode('latin1')\n",
+    "mp/context.py": "class BaseContext:\n    def Pool(self, n):\n        return n\n",
+    "mp/dummy.py": "def Pool(n):\n    return n\n",
+    "mp/pool.py": "class Pool:\n    def map(self, f, xs):\n        return [f(x) for x in xs]\n",
+    "a/unused.py": "def helper_function():\n    return 1\n",
+    "z/used.py": ("def helper_function():\n    return 2\n\n\ndef current_time():\n    return 0\n"),
+    "app/one.py": "from z.used import current_time\n\n\ndef one():\n    return current_time()\n",
+    "app/two.py": "from z.used import current_time\n\n\ndef two():\n    return current_time()\n",
+}
+
+
+@pytest.fixture
+def ambiguous(tmp_path: Path) -> Iterator[RemembrancesService]:
+    svc = remembrances.open(tmp_path / "m.db", embedder=HashEmbedder(64))
+    write(tmp_path / "repo", AMBIGUOUS)
+    svc.code.index(tmp_path / "repo", project="repo")
+    yield svc
+    svc.close()
+
+
+def definitions(enrichment: Any) -> list[str]:
+    return [i.origin for i in enrichment.items.get("code", []) if i.score is None]
+
+
+def test_the_prompts_other_words_choose_among_same_named_definitions(
+    ambiguous: RemembrancesService,
+) -> None:
+    enricher = ContextEnricher(ambiguous)
+    chosen = definitions(enricher.enrich("why does `Codec.encode` in cp437 drop characters?"))
+    assert chosen[0] == "[repo] codecs/cp437.py:2-3 Codec.encode (method)"
+    chosen = definitions(enricher.enrich("is `Codec.encode` right for latin1 text?"))
+    assert chosen[0] == "[repo] codecs/latin1.py:2-3 Codec.encode (method)"
+
+
+def test_the_definitions_not_shown_are_listed_by_location(ambiguous: RemembrancesService) -> None:
+    enrichment = ContextEnricher(ambiguous).enrich("how does `Codec.encode` work?")
+    shown = definitions(enrichment)
+    assert shown[:2] == [
+        "[repo] codecs/cp1252.py:2-3 Codec.encode (method)",
+        "[repo] codecs/cp437.py:2-3 Codec.encode (method)",
+    ]
+    listed = next(i for i in enrichment.items["code"] if i.key == "code:definitions:Codec.encode")
+    assert listed.origin == "Codec.encode is also defined in 1 more places"
+    assert listed.text == "[repo] codecs/latin1.py:2-3 Codec.encode (method)"
+    assert "codecs/latin1.py:2-3 Codec.encode" in enrichment.text
+
+
+def test_a_name_means_its_own_definition_first_then_the_most_used_file(
+    ambiguous: RemembrancesService,
+) -> None:
+    enricher = ContextEnricher(ambiguous)
+    chosen = definitions(enricher.enrich("what does `Pool` return?"))
+    assert chosen[:2] == [
+        "[repo] mp/dummy.py:1-2 Pool (function)",
+        "[repo] mp/pool.py:1-3 Pool (class)",
+    ]
+    assert ambiguous.code.file_users("repo", ["z/used.py", "a/unused.py"]) == {"z/used.py": 2}
+    chosen = definitions(enricher.enrich("what does `helper_function` return?"))
+    assert chosen[0] == "[repo] z/used.py:1-2 helper_function (function)"
