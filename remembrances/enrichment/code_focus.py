@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..code.parsing.analysis import source_lines
+from ..formatting import code_label
 from .plan import EnrichmentPlan
 from .sources import ContextItem, SourceSearch, symbol_item
 
@@ -254,9 +255,7 @@ def _others_item(name: str, others: list[Any]) -> list[ContextItem]:
     if not others:
         return []
     lines = [
-        f"[{s.project}] {s.path}:"
-        + (f"{s.start_line}-{s.end_line}" if s.end_line != s.start_line else f"{s.start_line}")
-        + f" {s.qualified_name} ({s.kind})"
+        code_label(s.path, s.start_line, s.end_line, s.qualified_name, s.kind, s.project)
         for s in others[:MAX_LISTED]
     ]
     if len(others) > MAX_LISTED:
