@@ -97,15 +97,9 @@ def _rechunk_documents(target: Path, report: RecoveryReport) -> None:
         for event_id in events:
             event = memory.events.get(event_id)
             try:
-                # Logged again (a new id): the row alone would stop the same event
-                # from being logged, as a duplicate, while it cannot be found.
-                memory.events.delete(event_id)
-                memory.events.log(
-                    event.content,
-                    subject=event.subject,
-                    at=event.occurred_at,
-                    metadata=event.metadata,
-                )
+                # Indexed again from its row, same id: a conversation turn stays a turn
+                # (session, position, speaker, the turn before it in what is embedded).
+                memory.events.reindex([event_id])
                 report.readded.append(f"event {event_id} ({event.subject or 'no subject'})")
             except (RemembrancesError, ValueError) as exc:
                 report.incomplete.append(f"event {event_id} ({event.content[:60]!r}): {exc}")

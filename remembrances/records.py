@@ -57,6 +57,10 @@ def utc_time(value: float | datetime | None) -> datetime | None:
     return datetime.fromtimestamp(float(value), UTC)
 
 
+#: The kinds of chunk the domain layers write (Store.search's ``kind``).
+SOURCE_KINDS = ("kb", "event", "code")
+
+
 @dataclass(frozen=True)
 class Chunk:
     """A piece of text to store.

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from . import embeddings
 from .embeddings.base import Embedder
 from .integrity import CheckReport, check
+from .records import SOURCE_KINDS
 from .store import Reranker, Store
 
 if TYPE_CHECKING:
@@ -25,10 +26,6 @@ DEFAULT_PATH = Path(".remembrances") / "memory.db"
 def default_path() -> Path:
     """``REMEMBRANCES_DB`` if set, else ``./.remembrances/memory.db``."""
     return Path(os.environ.get("REMEMBRANCES_DB") or DEFAULT_PATH)
-
-
-#: The kinds of chunk the domain layers write (Store.search's ``kind``).
-SOURCE_KINDS = ("kb", "event", "code")
 
 
 def source_kinds(memory: Any) -> set[str]:
@@ -74,9 +71,12 @@ class RemembrancesService:
         with self._lock:
             return ContextEnricher(self)
 
-    def enrich_context(self, prompt: str) -> str:
-        """The memory that helps with ``prompt``, as a compact block ("" when none)."""
-        return self.enricher.enrich_context(prompt)
+    def enrich_context(
+        self, prompt: str, *, user: str | None = None, session: str | None = None
+    ) -> str:
+        """The memory that helps with ``prompt``, as a compact block ("" when none);
+        ``user``/``session`` keep its events to one user's or one conversation's."""
+        return self.enricher.enrich_context(prompt, user=user, session=session)
 
     @property
     def path(self) -> str:

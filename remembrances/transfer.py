@@ -88,16 +88,12 @@ def _kb_documents(svc: RemembrancesService) -> Iterator[dict[str, Any]]:
 
 
 def _events(svc: RemembrancesService, page: int = 1000) -> Iterator[dict[str, Any]]:
+    from .events.archive import event_record  # turns keep session, position, role, user
+
     log = svc.events
     for offset in range(0, log.count(), page):
         for event in log.list(limit=page, offset=offset):
-            yield {
-                "type": "event",
-                "subject": event.subject,
-                "content": event.content,
-                "at": event.occurred_at.isoformat(),
-                "metadata": event.metadata,
-            }
+            yield event_record(event)
 
 
 def _code_projects(svc: RemembrancesService) -> Iterator[dict[str, Any]]:
@@ -176,11 +172,15 @@ def import_records(
     progress: Progress | None = None,
 ) -> TransferReport:
     """Store each record through its layer's public API. Documents and chunk sources
-    replace what has the same name; identical events are stored once.
+    replace what has the same name; identical events are stored once; the events
+    are stored all or none, after the other records (events/archive.py).
 
     ``progress("imported", done, None)`` counts the records stored (the total of a
     stream is not known ahead)."""
+    from .events.archive import EventImport
+
     report = TransferReport()
+    events = EventImport()
     done = 0
     for number, record in records:
         kind = record["type"]
@@ -194,12 +194,7 @@ def import_records(
                     collection=record.get("collection", "default"),
                 )
             elif kind == "event":
-                svc.events.log(
-                    record["content"],
-                    subject=record.get("subject") or "",
-                    at=record.get("at"),
-                    metadata=record.get("metadata"),
-                )
+                events.add(number, record)
             elif kind == "code_project":
                 root = record.get("root")
                 if not root or not Path(root).is_dir():
@@ -233,6 +228,7 @@ def import_records(
         done += 1
         if progress is not None:
             progress("imported", done, None)
+    events.write(svc.events)
     return report
 
 

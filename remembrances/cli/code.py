@@ -60,7 +60,7 @@ def index(
 def backfill(state: State, project: str | None) -> None:
     """Embed the code chunks still waiting for vectors (after `code index --no-embed`)."""
     indexer = state.service().code
-    names = [project] if project is not None else [p.name for p in indexer.projects()]
+    names = [project] if project is not None else [p["name"] for p in records(indexer.projects())]
     done: dict[str, int] = {}
     for name in names:
         with state.out.progress(f"embedding {name}") as bar:
@@ -179,8 +179,6 @@ def map_(state: State, project: str, budget: int | None, focus: tuple[str, ...])
 
     budget = DEFAULT_BUDGET_TOKENS if budget is None else budget
     code = state.service().code
-    if not hasattr(code, "repo_map"):  # a server older than the map, or the HTTP client
-        raise click.ClickException("code map is not served over --url yet; use --db")
     result = code.repo_map(project, budget_tokens=budget, focus=list(focus) or None)
     data = record(result)
     # plain text: signatures hold brackets rich would read as markup, and must not wrap

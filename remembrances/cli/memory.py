@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..errors import CorruptFileError
+from ..errors import CorruptFileError, InvalidInputError
+from ..records import SOURCE_KINDS
 from ..validation import check_choices
 from .app import State, cli, json_option, pass_state
 from .render import hits_view, records
@@ -70,8 +71,6 @@ def search(
     Only events have a time: with --since/--until the search covers events only
     (and says so when other kinds were asked for).
     """
-    from ..service import source_kinds
-
     svc = state.service()
     if (since or until) and (not kinds or set(kinds) - {"event", "events"}):
         state.out.err.print(
@@ -84,7 +83,7 @@ def search(
         query,
         mode=mode,  # type: ignore[arg-type]
         limit=limit,
-        kind=check_choices(list(kinds), source_kinds(svc), "--kind") if kinds else None,
+        kind=_kinds(svc, kinds),
         collection=list(collections) or None,
         min_score=min_score,
         since=since,
@@ -94,15 +93,31 @@ def search(
     state.out.emit(data, hits_view(state.out, data))
 
 
+def _kinds(svc: object, kinds: tuple[str, ...]) -> list[str] | None:
+    """``--kind`` values as known kinds. The layers' kinds are checked without a look
+    at the file (through --url a stats() call per search is a second request); only
+    another kind, one a program stored directly, asks the file what it holds."""
+    if not kinds:
+        return None
+    try:
+        return check_choices(list(kinds), SOURCE_KINDS, "--kind")
+    except InvalidInputError:
+        from ..service import source_kinds
+
+        return check_choices(list(kinds), source_kinds(svc), "--kind")
+
+
 @cli.command(
     epilog='Example:  remembrances enrich "fix the retry bug in upload_file, it broke yesterday"'
 )
 @click.argument("prompt")
+@click.option("--user", default=None, help="Only this user's events (conversations).")
+@click.option("--session", default=None, help="Only this conversation's events.")
 @json_option
 @pass_state
-def enrich(state: State, prompt: str) -> None:
+def enrich(state: State, prompt: str, user: str | None, session: str | None) -> None:
     """Print the memory that helps with PROMPT, as an agent would get it (empty if none)."""
-    context = state.service().enrich_context(prompt)
+    context = state.service().enrich_context(prompt, user=user, session=session)
     if state.out.as_json:
         state.out.json({"prompt": prompt, "context": context})
     elif context:

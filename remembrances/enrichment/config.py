@@ -44,6 +44,12 @@ class EnricherConfig:
       drowning the user's own prompt.
     - ``max_tokens`` / ``section_tokens``: the same budgets in tokens, checked with
       ``tokenizer`` (a callable returning the token count of a string) when given.
+    - ``previous_turn``: show a matched conversation turn with the turn another
+      speaker said just before it (the question a reply answers), cut to 200
+      characters. On the LoCoMo development conversations it lost no evidence
+      turn within the same budgets and put an evidence turn's text in the block
+      for 585 questions instead of 569; the median block grew from 1,084 to
+      1,574 characters (benchmarks/results/locomo.md).
     - ``header``: the first line of the block ("" for none).
     - ``max_workers``: threads for the parallel searches, shared by all callers.
     """
@@ -60,6 +66,7 @@ class EnricherConfig:
     tokenizer: Callable[[str], int] | None = None
     header: str = HEADER
     max_workers: int = 16
+    previous_turn: bool = True
 
     def __post_init__(self) -> None:
         self.sources = tuple(self.sources)

@@ -23,7 +23,7 @@ from .config import EnricherConfig
 from .heuristic import HeuristicPlanner
 from .plan import EnrichmentPlan, QueryPlanner
 from .render import render_block
-from .sources import SEARCHES, ContextItem, SourceSearch, wanted
+from .sources import SEARCHES, ContextItem, SourceSearch, scoped, wanted
 
 if TYPE_CHECKING:
     from ..service import RemembrancesService
@@ -77,19 +77,33 @@ class ContextEnricher:
     def enabled(self, value: bool) -> None:
         self.config.enabled = bool(value)
 
-    def enrich_context(self, prompt: str) -> str:
-        """The context block for ``prompt``, or "" when nothing relevant (or anything fails)."""
-        return self.enrich(prompt).text
+    def enrich_context(
+        self, prompt: str, *, user: str | None = None, session: str | None = None
+    ) -> str:
+        """The context block for ``prompt``, or "" when nothing relevant (or anything fails).
 
-    def enrich(self, prompt: str) -> Enrichment:
+        ``user``/``session`` keep the events to one user's or one conversation's
+        (documents and code are shared); a malformed one is an
+        :class:`~remembrances.errors.InvalidInputError`, never an unscoped answer.
+        """
+        return self.enrich(prompt, user=user, session=session).text
+
+    def enrich(
+        self, prompt: str, *, user: str | None = None, session: str | None = None
+    ) -> Enrichment:
         """Like :meth:`enrich_context`, with the plan, the items and the timings."""
+        from ..events.conversation import scope_name
+
+        # Checked before the catch-all: a bad scope must not become "" or, worse, no scope.
+        user = None if user is None else scope_name(user, "user")
+        session = None if session is None else scope_name(session, "session")
         try:
-            return self._enrich(prompt)
+            return self._enrich(prompt, user, session)
         except Exception:
             log.exception("context enrichment failed; the turn continues without memory")
             return Enrichment("")
 
-    def _enrich(self, prompt: str) -> Enrichment:
+    def _enrich(self, prompt: str, user: str | None, session: str | None) -> Enrichment:
         config = self.config
         if not config.enabled or not isinstance(prompt, str) or not prompt.strip():
             return Enrichment("")
@@ -105,6 +119,7 @@ class ContextEnricher:
         # A prompt naming code gets its definitions first (code_focus.py).
         searches = code_aware(SEARCHES, prompt, config.timeout_for("code"))
         sources = [s for s in config.sources if wanted(s, plan) or searches[s] is not SEARCHES[s]]
+        searches = scoped(searches, session, user, previous_turn=config.previous_turn)
         found = self._search(plan, sources, result, searches)
         searched = time.perf_counter()
         result.timings["search_ms"] = (searched - planned) * 1000

@@ -84,11 +84,40 @@ def kb_item(hit: KBHit) -> ContextItem:
     return ContextItem("kb", hit.label, text, _score(hit.score), key, metadata=hit.metadata)
 
 
-def event_item(hit: Event) -> ContextItem:
+def event_item(hit: Event, *, shown: frozenset[int] = frozenset()) -> ContextItem:
+    """An event as an item; a conversation turn searched with ``window=1`` comes with
+    the turn said before it (:func:`said_before`) unless that turn is among ``shown``."""
     key = f"events:{hit.id}"
-    return ContextItem(
-        "events", hit.label, hit.content, _score(hit.score), key, metadata=hit.metadata
-    )
+    text = hit.content
+    before = said_before(hit, shown)
+    if before:  # after the turn itself, so a budget cut drops the context first
+        text = f"{text}\n{before}"
+    return ContextItem("events", hit.label, text, _score(hit.score), key, metadata=hit.metadata)
+
+
+#: The turn before a matched one is shown cut to this many characters.
+PREVIOUS_TURN_CHARS = 200
+
+
+def said_before(hit: Event, shown: frozenset[int] = frozenset()) -> str:
+    """``↳ after Caroline: Did you make it yourself?``: the turn just before ``hit``
+    in its session, when another speaker said it; "" otherwise (and when that turn
+    is among ``shown``, the hits themselves).
+
+    A reply ("Yeah, I made it in pottery class yesterday.") often means little
+    without the question it answers. Measured on LoCoMo: see EnricherConfig.previous_turn.
+    """
+    if not hit.before or hit.position is None:
+        return ""
+    turn = hit.before[-1]
+    if turn.position != hit.position - 1 or turn.id in shown:
+        return ""
+    if not turn.subject or turn.subject == hit.subject:
+        return ""
+    said = " ".join(turn.content.split())
+    if len(said) > PREVIOUS_TURN_CHARS:
+        said = said[: PREVIOUS_TURN_CHARS - 2].rsplit(" ", 1)[0] + " …"
+    return f"↳ after {turn.subject}: {said}" if said else ""
 
 
 def _code_key(project: str, path: str, start: int, end: int, name: str) -> str:
@@ -141,30 +170,41 @@ def search_kb(service: RemembrancesService, plan: EnrichmentPlan) -> list[Contex
 RECENT_HALF_LIFE = timedelta(days=7)
 
 
-def search_events(service: RemembrancesService, plan: EnrichmentPlan) -> list[ContextItem]:
+def search_events(
+    service: RemembrancesService,
+    plan: EnrichmentPlan,
+    *,
+    session: str | None = None,
+    user: str | None = None,
+    previous_turn: bool = True,
+) -> list[ContextItem]:
     """Events for the plan; a time phrase favours its window instead of hiding the rest.
 
     "Why did the deploy fail last week?" should still find a failure logged
     eight days ago, so with a query the window's events come first and the
     others follow (each keeps its own score for the gate). Without a query the
-    window is all there is to go on, and selects.
+    window is all there is to go on, and selects. ``session``/``user`` scope
+    every search to one conversation or one user's events; ``previous_turn``
+    shows each turn with the one said before it (:func:`said_before`).
     """
     query = plan.events_query or None
     limit = plan.events_limit
+    scope: dict[str, Any] = {"session": session, "user": user, "window": int(previous_turn)}
     if query is None or not plan.has_time_window:
         hits = service.events.search(
-            query, since=plan.events_since, until=plan.events_until, limit=limit
+            query, since=plan.events_since, until=plan.events_until, limit=limit, **scope
         )
     else:
         inside = service.events.search(
-            query, since=plan.events_since, until=plan.events_until, limit=limit
+            query, since=plan.events_since, until=plan.events_until, limit=limit, **scope
         )
         seen = {h.id for h in inside}
-        anywhere = service.events.search(query, limit=limit)
+        anywhere = service.events.search(query, limit=limit, **scope)
         hits = inside + [h for h in anywhere if h.id not in seen]
     if plan.events_recent and hits:
         hits = _newest_favoured(hits)
-    return [event_item(h) for h in hits]
+    shown = frozenset(h.id for h in hits)
+    return [event_item(h, shown=shown) for h in hits]
 
 
 def _newest_favoured(hits: list[Event]) -> list[Event]:
@@ -175,6 +215,28 @@ def _newest_favoured(hits: list[Event]) -> list[Event]:
         return float((_score(hit.score) or 0.0) * 0.5 ** (age / RECENT_HALF_LIFE))
 
     return sorted(hits, key=weight, reverse=True)
+
+
+def scoped(
+    searches: Mapping[str, SourceSearch],
+    session: str | None,
+    user: str | None,
+    *,
+    previous_turn: bool = True,
+) -> Mapping[str, SourceSearch]:
+    """``searches`` with the events search kept to one session and/or user (and
+    without the turn before each match when ``previous_turn`` is off).
+
+    Documents and code are shared by every user of a memory; only events (the
+    conversations) belong to a user or a session.
+    """
+    if session is None and user is None and previous_turn:
+        return searches
+
+    def events(service: RemembrancesService, plan: EnrichmentPlan) -> list[ContextItem]:
+        return search_events(service, plan, session=session, user=user, previous_turn=previous_turn)
+
+    return {**searches, "events": events}
 
 
 def search_code(service: RemembrancesService, plan: EnrichmentPlan) -> list[ContextItem]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path as FilePath
 from typing import Annotated, Any
 
 from fastapi import APIRouter, FastAPI, Path, Query, Request
@@ -17,7 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from ..errors import NotFoundError, RemembrancesError
+from ..errors import InvalidInputError, NotFoundError, RemembrancesError
 from ..mcp.roots import AllowedRoots
 from ..service import RemembrancesService, source_kinds
 from ..validation import check_choices
@@ -139,9 +140,20 @@ def build_app(
     @v1.post("/enrich", response_model=m.EnrichResponse, tags=["memory"])
     def enrich(req: m.EnrichRequest) -> Any:
         """The memory that helps with a prompt, as one compact block (empty when none)."""
-        return {"prompt": req.prompt, "context": svc.enrich_context(req.prompt)}
+        context = svc.enrich_context(req.prompt, user=req.user, session=req.session)
+        return {"prompt": req.prompt, "context": context}
 
     # -- knowledge base ---------------------------------------------------------------
+
+    def visible_file(path: str) -> FilePath | None:
+        """``path`` resolved if it is a file inside the allowed roots, else None: a
+        client on another machine sends paths the server cannot see, and its text
+        is stored all the same."""
+        try:
+            found = allowed.check(path)
+        except (InvalidInputError, NotFoundError):
+            return None
+        return found if found.is_file() else None
 
     @v1.post("/kb/documents", tags=["kb"])
     def kb_add(req: m.DocumentRequest) -> Any:
@@ -153,8 +165,23 @@ def build_app(
                 title=req.title,
                 metadata=req.metadata,
                 collection=req.collection,
+                file=None if req.file is None else visible_file(req.file),
             )
         )
+
+    @v1.get("/kb/resolve", tags=["kb"])
+    def kb_resolve(spelling: str, collection: str = "default") -> Any:
+        """The source of the one document a spelling names (its source, its file's path, or
+        a path ending with it); 404 naming the candidates when none or several match."""
+        return {"source": svc.kb.resolve(spelling, collection=collection)}
+
+    @v1.get("/kb/source-of-file", tags=["kb"])
+    def kb_source_of_file(path: str, collection: str = "default") -> Any:
+        """The source of the document read from the file at ``path`` (an absolute path on
+        the server), or null when no document was read from it."""
+        if not path.strip() or "\x00" in path:
+            raise InvalidInputError("path must be a file's absolute path on the server")
+        return {"source": svc.kb.source_of_file(path, collection=collection)}
 
     @v1.get("/kb/documents", tags=["kb"])
     def kb_list(collection: str | None = None) -> Any:
@@ -207,15 +234,29 @@ def build_app(
         until: str | None = None,
         last: str | None = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 10,
+        session: str | None = None,
+        user: str | None = None,
     ) -> Any:
-        """Events, newest first, optionally within a subject and a time window."""
-        return records(
-            svc.events.list(subject=subject, since=since, until=until, last=last, limit=limit)
+        """Events, newest first, optionally within a subject, a conversation, a user's
+        events and a time window."""
+        found = svc.events.list(
+            subject=subject, since=since, until=until, last=last, limit=limit,
+            session=session, user=user,
+        )  # fmt: skip
+        return records(found)
+
+    @v1.post("/events/conversations", tags=["events"])
+    def events_log_conversation(req: m.ConversationRequest) -> Any:
+        """Log chat messages as the turns of a session (again: only the new turns are added)."""
+        logged = svc.events.log_conversation(
+            req.messages, session=req.session, user=req.user, at=req.at, metadata=req.metadata
         )
+        return jsonable(logged.to_dict())
 
     @v1.post("/events/search", tags=["events"])
     def events_search(req: m.EventSearchRequest) -> Any:
-        """Search events by text and meaning within a time window."""
+        """Search events by text and meaning within a time window, a conversation or a
+        user's events; ``window`` brings each turn found with the turns around it."""
         hits = svc.events.search(
             req.query,
             subject=req.subject,
@@ -224,6 +265,11 @@ def build_app(
             last=req.last,
             limit=req.limit,
             recency=req.recency,
+            min_score=req.min_score,
+            mode=req.mode,
+            session=req.session,
+            user=req.user,
+            window=req.window,
         )
         return records(hits)
 
@@ -250,7 +296,30 @@ def build_app(
     def code_index(req: m.IndexRequest) -> Any:
         """Index (or incrementally re-index) a repository inside the allowed roots."""
         target = allowed.check(req.path)
-        return record(svc.code.index(target, project=req.project, languages=req.languages))
+        report = svc.code.index(
+            target, project=req.project, languages=req.languages, embed=req.embed
+        )
+        return record(report)
+
+    @v1.post("/code/backfill", tags=["code"])
+    def code_backfill(req: m.BackfillRequest) -> Any:
+        """Embed the chunks of a project still waiting for vectors (after an index
+        without embedding); returns how many got one and how many still wait."""
+        done = svc.code.backfill(req.project, limit=req.limit)
+        pending = svc.code.stats(req.project).pending_embeddings
+        return {"project": req.project, "embedded": done, "pending_embeddings": pending}
+
+    @v1.get("/code/stats", tags=["code"])
+    def code_stats(project: str) -> Any:
+        """One project's counts: files, symbols, chunks, chunks waiting for vectors."""
+        return record(svc.code.stats(project))
+
+    @v1.post("/code/map", tags=["code"])
+    def code_map(req: m.RepoMapRequest) -> Any:
+        """The project's most important files and signatures, ranked, within a token budget."""
+        return record(
+            svc.code.repo_map(req.project, budget_tokens=req.budget_tokens, focus=req.focus)
+        )
 
     @v1.post("/code/search", tags=["code"])
     def code_search(req: m.CodeSearchRequest) -> Any:

@@ -13,6 +13,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +52,7 @@ class Client:
         params = {k: v for k, v in (query or {}).items() if v is not None}
         if params:
             url += "?" + urllib.parse.urlencode(params)
-        data = None if body is None else json.dumps(dict(body)).encode()
+        data = None if body is None else _encode(body)
         request = urllib.request.Request(url, data=data, method=method)
         request.add_header("Accept", "application/json")
         if data is not None:
@@ -71,6 +72,23 @@ class Client:
             ) from None
         except ValueError as exc:
             raise RemoteError(f"{self.url} answered something that is not JSON: {exc}") from None
+
+
+def _encode(body: Mapping[str, Any]) -> bytes:
+    """The body as UTF-8 JSON; times as ISO text, anything else not JSON is the caller's error."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, datetime):
+            return value.isoformat()
+        kind = "binary data; pass text" if isinstance(value, bytes | bytearray) else "not JSON"
+        raise errors.InvalidInputError(f"cannot send a {type(value).__name__}: {kind}")
+
+    try:
+        return json.dumps(dict(body), default=plain, allow_nan=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise errors.InvalidInputError(f"the request is not valid Unicode: {exc.reason}") from None
+    except (ValueError, RecursionError) as exc:
+        raise errors.InvalidInputError(f"the request cannot be sent as JSON: {exc}") from None
 
 
 def _typed(exc: urllib.error.HTTPError) -> errors.RemembrancesError:
@@ -100,9 +118,21 @@ class _KB:
         self._c = client
 
     def add(self, text: str, *, source: str, title: str | None = None,
-            metadata: Mapping[str, Any] | None = None, collection: str = "default") -> Any:  # fmt: skip
+            metadata: Mapping[str, Any] | None = None, collection: str = "default",
+            file: str | Path | None = None) -> Any:  # fmt: skip
         body = {"text": text, "source": source, "title": title, "collection": collection}
+        if file is not None:  # recorded if the server can see it (inside its roots)
+            body["file"] = _absolute(file)
         return self._c.call("POST", "/v1/kb/documents", {**body, "metadata": metadata})
+
+    def resolve(self, spelling: str, *, collection: str = "default") -> str:
+        query = {"spelling": spelling, "collection": collection}
+        return str(self._c.call("GET", "/v1/kb/resolve", query=query)["source"])
+
+    def source_of_file(self, path: str | Path, *, collection: str = "default") -> str | None:
+        query = {"path": _absolute(path), "collection": collection}
+        source = self._c.call("GET", "/v1/kb/source-of-file", query=query)["source"]
+        return None if source is None else str(source)
 
     def ingest(self, path: str | Path, *, collection: str = "default",
                patterns: Sequence[str] | None = None,
@@ -149,6 +179,25 @@ class _Events:
     def search(self, query: str | None = None, **options: Any) -> Any:
         return self._c.call("POST", "/v1/events/search", {"query": query, **options})
 
+    def log_conversation(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        session: str,
+        user: str | None = None,
+        at: datetime | str | float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        progress: Progress | None = None,
+    ) -> RemoteConversation:
+        if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
+            raise errors.InvalidInputError("messages must be a list of chat messages")
+        body = {"messages": list(messages), "session": session, "user": user, "at": at,
+                "metadata": metadata}  # fmt: skip
+        logged = RemoteConversation(self._c.call("POST", "/v1/events/conversations", body))
+        if progress is not None:  # one request: all at once
+            progress("embedding", len(messages), len(messages))
+        return logged
+
     def list(self, **window: Any) -> Any:
         return self._c.call("GET", "/v1/events", query=window)
 
@@ -171,14 +220,33 @@ class _Code:
         self._c = client
 
     def index(self, path: str | Path, *, project: str | None = None,
-              languages: Sequence[str] | None = None,
+              languages: Sequence[str] | None = None, embed: bool = True,
               progress: Progress | None = None) -> Any:  # fmt: skip
         """The server reports no progress: a bar given as ``progress`` stays indeterminate."""
-        body = {"path": _absolute(path), "project": project, "languages": languages}
+        body: dict[str, Any] = {"path": _absolute(path), "project": project,
+                                "languages": languages}  # fmt: skip
+        if not embed:  # only when asked: a server older than backfill refuses the field
+            body["embed"] = False
         return self._c.call("POST", "/v1/code/index", body)
 
     def search(self, query: str, **options: Any) -> Any:
         return self._c.call("POST", "/v1/code/search", {"query": query, **options})
+
+    def backfill(
+        self, project: str, *, limit: int | None = None, progress: Progress | None = None
+    ) -> int:
+        """The server reports no progress: a bar given as ``progress`` stays indeterminate."""
+        body = {"project": project, "limit": limit}
+        return int(self._c.call("POST", "/v1/code/backfill", body)["embedded"])
+
+    def stats(self, project: str) -> RemoteRecord:
+        return RemoteRecord(self._c.call("GET", "/v1/code/stats", query={"project": project}))
+
+    def repo_map(self, project: str, *, budget_tokens: int = 1024,
+                 focus: Sequence[str] | str | None = None) -> RemoteRecord:  # fmt: skip
+        focus = [focus] if isinstance(focus, str) else None if focus is None else list(focus)
+        body = {"project": project, "budget_tokens": budget_tokens, "focus": focus}
+        return RemoteRecord(self._c.call("POST", "/v1/code/map", body))
 
     def find_symbol(self, name: str, *, project: str | None = None,
                     kind: str | None = None) -> Any:  # fmt: skip
@@ -212,6 +280,36 @@ class _Store:
         return self._c.call("POST", "/v1/search", body)
 
 
+class RemoteRecord:
+    """A record the server sent, its fields readable as attributes (``.text``)."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self.data = dict(data)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["data"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.data
+
+
+class RemoteConversation:
+    """What ``events.log_conversation`` returns, rebuilt from the server's answer."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self.data = dict(data)
+        self.session = str(data.get("session"))
+        self.user = data.get("user")
+        self.added: list[Any] = list(data.get("events") or [])
+        self.already_stored = int(data.get("already_stored") or 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.data
+
+
 class RemoteCheckReport:
     """What ``check`` returns, rebuilt from the server's answer."""
 
@@ -238,8 +336,12 @@ class RemoteMemory:
         self.code = _Code(self.client)
         self.store = _Store(self.client)
 
-    def enrich_context(self, prompt: str) -> str:
-        return str(self.client.call("POST", "/v1/enrich", {"prompt": prompt})["context"])
+    def enrich_context(
+        self, prompt: str, *, user: str | None = None, session: str | None = None
+    ) -> str:
+        scope = {k: v for k, v in (("user", user), ("session", session)) if v is not None}
+        body = {"prompt": prompt, **scope}  # only what is given: an older server refuses more
+        return str(self.client.call("POST", "/v1/enrich", body)["context"])
 
     def stats(self) -> Any:
         return self.client.call("GET", "/v1/stats")

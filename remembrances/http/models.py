@@ -39,6 +39,8 @@ class SearchRequest(Body):
 
 class EnrichRequest(Body):
     prompt: str = Field(description="The user's request, as they wrote it.")
+    user: str | None = Field(None, description="Only this user's events (conversations).")
+    session: str | None = Field(None, description="Only this conversation's events.")
 
 
 class EnrichResponse(BaseModel):
@@ -56,6 +58,12 @@ class DocumentRequest(Body):
     title: str | None = None
     metadata: dict[str, Any] | None = None
     collection: str = "default"
+    file: str | None = Field(
+        None,
+        description="The file the text was read from. Recorded when it lies inside the "
+        "server's allowed roots, so that ingesting its folder later updates this document "
+        "instead of adding a copy; ignored otherwise.",
+    )
 
 
 class IngestRequest(Body):
@@ -87,6 +95,25 @@ class EventSearchRequest(Body):
     last: str | None = Field(None, description="A window such as 30m, 12h, 7d, 4w.")
     limit: Limit = 10
     recency: str | None = Field(None, description="Favour recent events: a half-life like 3d.")
+    min_score: float | None = Field(None, description="Only hits scoring at least this (0-1).")
+    mode: Mode = "hybrid"
+    session: str | None = Field(None, description="Only this conversation's turns.")
+    user: str | None = Field(None, description="Only this user's events.")
+    window: int = Field(
+        0, ge=0, le=20, description="Each turn found with this many turns before and after it."
+    )
+
+
+class ConversationRequest(Body):
+    messages: list[dict[str, Any]] = Field(
+        description="Chat messages: {role, content} or {speaker, text}; optional at, metadata."
+    )
+    session: str = Field(description="The conversation's id; logging it again adds new turns.")
+    user: str | None = Field(None, description="Whose conversation it is (for scoped searches).")
+    at: str | float | None = Field(
+        None, description="When messages without a time happened (ISO 8601 or epoch seconds)."
+    )
+    metadata: dict[str, Any] | None = Field(None, description="Metadata for every turn.")
 
 
 class PruneRequest(Body):
@@ -97,6 +124,20 @@ class IndexRequest(Body):
     path: str = Field(description="A repository directory inside the server's allowed roots.")
     project: str | None = Field(None, description="Project name; default the directory name.")
     languages: list[str] | None = None
+    embed: bool = Field(
+        True, description="False: searchable by words now, embedded later by /v1/code/backfill."
+    )
+
+
+class BackfillRequest(Body):
+    project: str = Field(description="The project whose chunks still wait for vectors.")
+    limit: int | None = Field(None, ge=1, description="Embed at most this many chunks.")
+
+
+class RepoMapRequest(Body):
+    project: str
+    budget_tokens: int = Field(1024, description="The map's size limit in tokens (1 and up).")
+    focus: list[str] | None = Field(None, description="Files or symbols to rank towards.")
 
 
 class CodeSearchRequest(Body):

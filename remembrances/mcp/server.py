@@ -403,9 +403,11 @@ def build_server(
     @tool(READ)
     def memory_enrich_context(
         prompt: Annotated[str, Field(description="The user's request, as they wrote it.")],
+        user: Annotated[str | None, Field(description="Only this user's events.")] = None,
+        session: Annotated[str | None, Field(description="Only this conversation.")] = None,
     ) -> CallToolResult:
         """The memory that helps answer a request, as one compact block (empty when none)."""
-        context = svc.enrich_context(prompt)
+        context = svc.enrich_context(prompt, user=user, session=session)
         return _result(context or "Nothing relevant in memory.", {"context": context})
 
     @tool(READ)

@@ -41,3 +41,30 @@ def test_enrich_through_a_server_loads_no_store_model_or_server(serve: ServerFac
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+def test_search_by_kind_through_a_server_loads_no_store(serve: ServerFactory) -> None:
+    """``search --kind`` checks the layers' kinds without opening the service (which
+    imports the store) or asking the server for its stats on every search."""
+    server = serve()
+    heavy = [m for m in HEAVY if m != "email"]
+    code = (
+        "import atexit, json, sys\n"
+        f"atexit.register(lambda: print(json.dumps([m for m in {heavy!r} if m in sys.modules])))\n"
+        "from remembrances.cli import main\n"
+        "main()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "REMEMBRANCES_URL": server.url}
+    env.pop("REMEMBRANCES_TOKEN", None)
+    for kinds in (("--kind", "kb"), ("--kind", "events", "--kind", "code")):
+        done = subprocess.run(
+            [sys.executable, "-c", code, "search", "retry", *kinds],
+            capture_output=True, text=True, env=env, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout.strip().splitlines()[-1]) == [], kinds
+    typo = subprocess.run(
+        [sys.executable, "-m", "remembrances.cli", "search", "retry", "--kind", "widget"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert typo.returncode != 0 and "use one of: code, event, kb" in typo.stderr

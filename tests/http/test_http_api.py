@@ -19,7 +19,9 @@ ROUTES = {
     ("post", "/v1/events/prune"), ("get", "/v1/events/subjects"), ("post", "/v1/code/index"),
     ("post", "/v1/code/search"), ("get", "/v1/code/symbols"), ("get", "/v1/code/outline"),
     ("get", "/v1/code/references"), ("get", "/v1/code/projects"),
-    ("delete", "/v1/code/projects/{project}"),
+    ("delete", "/v1/code/projects/{project}"), ("post", "/v1/events/conversations"),
+    ("get", "/v1/kb/resolve"), ("get", "/v1/kb/source-of-file"), ("post", "/v1/code/backfill"),
+    ("get", "/v1/code/stats"), ("post", "/v1/code/map"),
 }  # fmt: skip
 
 

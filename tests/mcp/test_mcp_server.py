@@ -319,6 +319,16 @@ def test_conversation_tool(drive: Drive) -> None:
         listed = await call(session, "events_search", session="x")
         assert listed.structured_content["count"] == 0
 
+        prompt = "what did I make, a blue plate?"
+        mine = await call(session, "memory_enrich_context", prompt=prompt, user="mel")
+        assert "A blue plate." in mine.structured_content["context"]
+        theirs = await call(session, "memory_enrich_context", prompt=prompt, user="someone-else")
+        assert theirs.structured_content["context"] == ""
+        elsewhere = await call(session, "memory_enrich_context", prompt=prompt, session="chat-2")
+        assert elsewhere.structured_content["context"] == ""
+        blank = await call(session, "memory_enrich_context", prompt=prompt, user=" ")
+        assert blank.is_error and "user is empty" in text_of(blank)
+
     drive(scenario)
 
 
