@@ -17,7 +17,7 @@ import contextlib
 import functools
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, ClassVar, Literal, SupportsIndex, TypeVar, overload
+from typing import Any, TypeVar
 
 from ..errors import (
     ClosedError,
@@ -26,6 +26,7 @@ from ..errors import (
     RemembrancesError,
     StorageError,
 )
+from ..storage.transaction import Dialect, Params, Row, row_type
 from .url import PostgresTarget
 
 try:
@@ -117,45 +118,12 @@ def _dollar_tag(sql: str, start: int) -> str | None:
 # -- rows ------------------------------------------------------------------------------
 
 
-class PostgresRow(tuple[Any, ...]):
-    """A result row: a tuple whose columns can also be read by name (``row["id"]``)."""
-
-    __slots__ = ()
-    _columns: ClassVar[dict[str, int]] = {}
-
-    @overload
-    def __getitem__(self, key: str | SupportsIndex, /) -> Any: ...
-    @overload
-    def __getitem__(self, key: slice, /) -> tuple[Any, ...]: ...
-    def __getitem__(self, key: str | SupportsIndex | slice, /) -> Any:
-        if isinstance(key, str):
-            try:
-                return tuple.__getitem__(self, self._columns[key])
-            except KeyError:
-                raise KeyError(
-                    f"no column {key!r} in this row (columns: {', '.join(self._columns)})"
-                ) from None
-        return tuple.__getitem__(self, key)
-
-    def keys(self) -> list[str]:
-        return list(self._columns)
-
-
-@functools.lru_cache(maxsize=1024)
-def _row_class(names: tuple[str, ...]) -> type[PostgresRow]:
-    columns: dict[str, int] = {}
-    for i, name in enumerate(names):
-        columns.setdefault(name, i)
-    return type("PostgresRow", (PostgresRow,), {"__slots__": (), "_columns": columns})
-
-
-def _row_factory(cursor: Any) -> Callable[[Sequence[Any]], PostgresRow]:
+def _row_factory(cursor: Any) -> Callable[[Sequence[Any]], Row]:
     description = cursor.description
-    cls = _row_class(tuple(d.name for d in description) if description else ())
-    return cls
+    return row_type(tuple(d.name for d in description) if description else ())
 
 
-class PostgresRows:
+class Rows:
     """The rows of one statement (none for a statement that returns no rows)."""
 
     __slots__ = ("_cursor",)
@@ -163,21 +131,21 @@ class PostgresRows:
     def __init__(self, cursor: Any) -> None:
         self._cursor = cursor
 
-    def __iter__(self) -> Iterator[PostgresRow]:
+    def __iter__(self) -> Iterator[Row]:
         if self._cursor.description is None:
             return iter(())
         return iter(self._cursor)
 
-    def fetchone(self) -> PostgresRow | None:
+    def fetchone(self) -> Row | None:
         if self._cursor.description is None:
             return None
-        row: PostgresRow | None = self._cursor.fetchone()
+        row: Row | None = self._cursor.fetchone()
         return row
 
-    def fetchall(self) -> list[PostgresRow]:
+    def fetchall(self) -> list[Row]:
         if self._cursor.description is None:
             return []
-        rows: list[PostgresRow] = self._cursor.fetchall()
+        rows: list[Row] = self._cursor.fetchall()
         return rows
 
     def scalar(self) -> Any:
@@ -196,10 +164,10 @@ class PostgresTransaction:
         self._changes = 0
 
     @property
-    def dialect(self) -> Literal["postgresql"]:
+    def dialect(self) -> Dialect:
         return "postgresql"
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> PostgresRows:
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Rows:
         cursor = self.connection.cursor(row_factory=_row_factory)
         try:
             if params:
@@ -209,9 +177,9 @@ class PostgresTransaction:
         except psycopg.Error as exc:
             raise postgres_error(exc) from exc
         self._changes = max(cursor.rowcount, 0)
-        return PostgresRows(cursor)
+        return Rows(cursor)
 
-    def executemany(self, sql: str, seq_of_params: Iterable[Sequence[Any]]) -> None:
+    def executemany(self, sql: str, seq_of_params: Iterable[Params]) -> None:
         rows = [list(p) for p in seq_of_params]
         if not rows:
             return

@@ -1,0 +1,388 @@
+"""The PostgreSQL engine behind :class:`~remembrances.store.Store`: tsvector and pgvector.
+
+What it does differently from the SQLite engine, and why:
+- Vector leg: pgvector's HNSW index (cosine). Unfiltered, it asks the index for
+  the pool with ``hnsw.ef_search`` at least twice the pool. Filtered, pgvector
+  0.6 has no iterative index scan (0.8 added it): an index scan filters the
+  ``ef_search`` nearest rows *after* the search and can return fewer than asked.
+  So a filtered search first asks the index for its widest candidate list
+  (``ef_search`` = 1000) with the filter applied, and when that yields fewer than
+  the pool, falls back to an exact scan of the rows the filter allows (adaptive
+  over-fetching, then exact): a filter never returns fewer than ``pool`` while
+  that many chunks match, broad filters stay on the index, narrow ones are
+  exact and cheap because few rows match.
+- Text leg: ``tsv @@ to_tsquery(...)`` with a query built from tokens
+  (:mod:`.tsquery`), ranked by ``ts_rank`` (not BM25: PostgreSQL has none). The
+  fused score does not use that rank: like SQLite's, it uses the word coverage
+  of :mod:`remembrances.text_match`, computed from the same statistics (chunk
+  counts per stem kept on write, see :mod:`.schema`), so scores mean the same
+  on both engines.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from .. import text_match as coverage_math
+from ..embeddings.base import Vectors
+from ..fts_query import query_terms
+from ..schema import migrate
+from ..storage.engine import Candidates, Engine, NewChunk, VectorIndexKind
+from ..storage.filters import ChunkFilter
+from ..storage.transaction import Dialect, Row, Transaction
+from .connection import PostgresDatabase, PostgresTransaction
+from .schema import STORE_MIGRATIONS, TEXT_CONFIG, drop_vector_index_script, vector_script
+from .tsquery import any_words
+
+#: ``hnsw.ef_search`` bounds: pgvector's default and its maximum.
+EF_SEARCH_MIN = 40
+EF_SEARCH_MAX = 1000
+#: Rows per multi-row INSERT (one trigger run and one round trip per batch).
+INSERT_BATCH = 200
+
+_CHUNK_COLUMNS = (
+    "id, kind, collection, source, position, text, metadata::text AS metadata, content_hash, "
+    "ts, created_at, embedding IS NOT NULL AS has_embedding"
+)
+
+
+def _array(value: Any) -> Vectors:
+    """A vector read from pgvector (its adapter's ``Vector``, or already an array)."""
+    to_numpy = getattr(value, "to_numpy", None)
+    array = to_numpy() if to_numpy is not None else value
+    return np.asarray(array, dtype=np.float32)
+
+
+def _vector(blob: bytes | None) -> np.ndarray[Any, Any] | None:
+    return None if blob is None else np.frombuffer(blob, dtype="<f4")
+
+
+class PostgresEngine:
+    """One memory (a schema) in a PostgreSQL database with pgvector."""
+
+    def __init__(self, url: str, *, read_only: bool = False) -> None:
+        self.db = PostgresDatabase(url, read_only=read_only)
+        try:
+            if not read_only:
+                self.db.bootstrap()
+        except BaseException:
+            self.db.close()
+            raise
+
+    # -- connections and transactions --------------------------------------------
+
+    @property
+    def dialect(self) -> Dialect:
+        return "postgresql"
+
+    @property
+    def location(self) -> str:
+        return self.db.location
+
+    @property
+    def read_only(self) -> bool:
+        return self.db.read_only
+
+    @property
+    def read_only_reason(self) -> str:
+        return self.db.read_only_reason
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.db.in_transaction
+
+    @contextmanager
+    def write(self) -> Iterator[PostgresTransaction]:
+        with self.db.write() as tx:
+            self.db.ensure_vector_type(tx.connection)
+            yield tx
+
+    @contextmanager
+    def read(self) -> Iterator[PostgresTransaction]:
+        with self.db.read() as tx:
+            self.db.ensure_vector_type(tx.connection)
+            yield tx
+
+    def close(self) -> None:
+        self.db.close()
+
+    def is_memory(self) -> bool:
+        """Whether the schema exists and holds a store (for read-only opening)."""
+        if not self.db.schema_exists():
+            return False
+        with self.db.read() as tx:
+            found = tx.execute(
+                "SELECT 1 FROM pg_tables WHERE schemaname = ? AND tablename = 'meta'",
+                (self.db.schema,),
+            ).fetchone()
+        return found is not None
+
+    # -- schema and the vector index ----------------------------------------------
+
+    def migrate_store(self, tx: Transaction) -> None:
+        migrate(tx, "store", STORE_MIGRATIONS)
+
+    def store_schema_version(self) -> int:
+        return len(STORE_MIGRATIONS)
+
+    def has_vector_table(self, tx: Transaction) -> bool:
+        found = tx.execute(
+            "SELECT 1 FROM pg_indexes WHERE schemaname = ? AND indexname = 'chunks_embedding'",
+            (self.db.schema,),
+        ).fetchone()
+        return found is not None
+
+    def create_vector_table(self, tx: Transaction, dim: int, *, fill: bool) -> None:
+        # The column is the vectors' only home, so there is nothing to fill.
+        tx.execute(vector_script(dim))
+
+    def switch_vectors(self, tx: Transaction, embedder: str, dim: int) -> None:
+        tx.execute(drop_vector_index_script())
+        cached = tx.execute(
+            "SELECT c.id AS id, e.embedding AS embedding FROM chunks c "
+            "JOIN embedding_cache e ON e.embedder = ? AND e.content_hash = c.content_hash",
+            (embedder,),
+        ).fetchall()
+        tx.execute("UPDATE chunks SET embedding = NULL WHERE embedding IS NOT NULL")
+        tx.executemany(
+            "UPDATE chunks SET embedding = ? WHERE id = ?",
+            [(_vector(bytes(r["embedding"])), r["id"]) for r in cached],
+        )
+        tx.execute(vector_script(dim))
+
+    # -- chunk writes -------------------------------------------------------------
+
+    def insert_chunks(self, tx: Transaction, chunks: Sequence[NewChunk]) -> list[int]:
+        ids: list[int] = []
+        for start in range(0, len(chunks), INSERT_BATCH):
+            batch = chunks[start : start + INSERT_BATCH]
+            values: list[Any] = []
+            for c in batch:
+                values.extend(
+                    (
+                        c.kind,
+                        c.collection,
+                        c.source,
+                        c.position,
+                        c.text,
+                        c.metadata_json,
+                        c.content_hash,
+                        c.embed_text,
+                        c.ts,
+                        c.created_at,
+                        _vector(c.embedding),
+                    )
+                )
+            row = "(?, ?, ?, ?, ?, CAST(? AS jsonb), ?, ?, ?, ?, ?)"
+            rows = tx.execute(
+                "INSERT INTO chunks (kind, collection, source, position, text, metadata, "
+                "content_hash, embed_text, ts, created_at, embedding) VALUES "
+                + ", ".join([row] * len(batch))
+                + " RETURNING id, kind, collection, source, position",
+                values,
+            ).fetchall()
+            # RETURNING's order is not promised: map each id back by the unique key.
+            by_key = {(r[1], r[2], r[3], r[4]): int(r[0]) for r in rows}
+            ids.extend(by_key[(c.kind, c.collection, c.source, c.position)] for c in batch)
+        return ids
+
+    def set_embeddings(self, tx: Transaction, rows: Sequence[tuple[int, str, bytes]]) -> None:
+        tx.executemany(
+            "UPDATE chunks SET embedding = ? WHERE id = ? AND content_hash = ? "
+            "AND embedding IS NULL",
+            [(_vector(blob), chunk_id, h) for chunk_id, h, blob in rows],
+        )
+
+    def after_write(self, tx: Transaction) -> None:
+        """Nothing to tidy: there is no change log for an in-process index."""
+
+    # -- reading ------------------------------------------------------------------
+
+    def chunk_rows(self, tx: Transaction, ids: Sequence[int]) -> Mapping[int, Row]:
+        if not ids:
+            return {}
+        rows = tx.execute(
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE id = ANY(?)", ([int(i) for i in ids],)
+        )
+        return {int(r[0]): r for r in rows}
+
+    # -- the vector leg -----------------------------------------------------------
+
+    def vector_leg(
+        self,
+        tx: Transaction,
+        query: Vectors,
+        pool: int,
+        where: ChunkFilter,
+        *,
+        index: VectorIndexKind = "memory",
+        exact: bool = False,
+    ) -> Candidates:
+        vector = np.asarray(query, dtype=np.float32)
+        if exact:
+            return self._exact(tx, vector, pool, where)
+        unfiltered = bool(where.unfiltered)
+        ef_search = (
+            min(max(2 * pool, EF_SEARCH_MIN), EF_SEARCH_MAX) if unfiltered else EF_SEARCH_MAX
+        )
+        sql, params = where.sql("postgresql")
+        # A read-only transaction may still SET LOCAL: the setting ends with it.
+        tx.execute("SELECT set_config('hnsw.ef_search', ?, true)", (str(ef_search),))
+        hits = self._scored(
+            tx.execute(
+                "SELECT c.id AS id, c.embedding <=> ? AS distance FROM chunks c "
+                f"WHERE c.embedding IS NOT NULL AND {sql} ORDER BY distance LIMIT ?",
+                (vector, *params, pool),
+            )
+        )
+        if len(hits) < pool:
+            # The index gave fewer than asked: fewer rows match, or the filter
+            # removed too many of the index's candidates. Only an exact scan knows.
+            return self._exact(tx, vector, pool, where)
+        return hits
+
+    def _exact(
+        self, tx: Transaction, vector: np.ndarray[Any, Any], pool: int, where: ChunkFilter
+    ) -> Candidates:
+        """The exact top ``pool`` among the rows ``where`` allows.
+
+        The distances are computed in a materialised CTE, so the planner cannot
+        answer the ORDER BY with the HNSW index (which would be approximate and
+        filter after the search).
+        """
+        sql, params = where.sql("postgresql")
+        return self._scored(
+            tx.execute(
+                "WITH scored AS MATERIALIZED ("
+                "SELECT c.id AS id, c.embedding <=> ? AS distance FROM chunks c "
+                f"WHERE c.embedding IS NOT NULL AND {sql}) "
+                "SELECT id, distance FROM scored ORDER BY distance, id LIMIT ?",
+                (vector, *params, pool),
+            )
+        )
+
+    @staticmethod
+    def _scored(rows: Any) -> Candidates:
+        hits = []
+        for row in rows:
+            distance = float(row[1])
+            cosine = 0.0 if math.isnan(distance) else 1.0 - distance  # a zero vector
+            hits.append((int(row[0]), min(max(cosine, 0.0), 1.0)))
+        return hits
+
+    # -- the text leg and word coverage -----------------------------------------------
+
+    def text_leg(self, tx: Transaction, query: str, pool: int, where: ChunkFilter) -> Candidates:
+        terms = query_terms(query)
+        if not terms:
+            return []
+        sql, params = where.sql("postgresql")
+        rows = tx.execute(
+            f"SELECT c.id AS id, ts_rank(c.tsv, q) AS rank "
+            f"FROM chunks c, to_tsquery('{TEXT_CONFIG}', ?) q "
+            f"WHERE c.tsv @@ q AND {sql} ORDER BY rank DESC, c.id LIMIT ?",
+            (any_words(terms), *params, pool),
+        )
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def text_match(self, tx: Transaction, query: str, ids: Sequence[int]) -> dict[int, float]:
+        """Word coverage in [0, 1], as :func:`remembrances.text_match.text_match` computes
+        it on SQLite, from this engine's stems and statistics."""
+        words = query_terms(query)
+        if not words or not ids:
+            return {}
+        stems: list[str] = []
+        for row in tx.execute(
+            "SELECT w.n AS n, (SELECT min(lexeme) FROM unnest("
+            f"to_tsvector('{TEXT_CONFIG}', w.word))) AS stem "
+            "FROM unnest(CAST(? AS text[])) WITH ORDINALITY AS w(word, n) ORDER BY w.n",
+            (words,),
+        ):
+            stem = row["stem"] or words[int(row["n"]) - 1]
+            if stem not in stems:  # "deploy" and "deploys" count once
+                stems.append(stem)
+        totals = tx.execute("SELECT chunks, tokens FROM text_totals").fetchone()
+        if totals is None or not totals["chunks"]:
+            return {}
+        chunks, tokens = int(totals["chunks"]), int(totals["tokens"])
+        found = {
+            str(r["term"]): int(r["chunks"])
+            for r in tx.execute("SELECT term, chunks FROM text_terms WHERE term = ANY(?)", (stems,))
+        }
+        if not found:
+            return {}
+        weights = [coverage_math.idf(found.get(s, 0), chunks) for s in stems]
+        mean_length = tokens / max(chunks, 1)
+        position = {stem: i for i, stem in enumerate(stems)}
+        result: dict[int, float] = {}
+        for row in tx.execute(
+            "SELECT c.id AS id, sum(cardinality(u.positions)) AS length, "
+            "jsonb_object_agg(u.lexeme, cardinality(u.positions)) "
+            "FILTER (WHERE u.lexeme = ANY(?)) AS counts "
+            "FROM chunks c, unnest(c.tsv) u WHERE c.id = ANY(?) GROUP BY c.id",
+            (stems, [int(i) for i in ids]),
+        ):
+            held = row["counts"]
+            if not held:
+                continue
+            if isinstance(held, str):
+                held = json.loads(held)
+            counts = [0] * len(stems)
+            for lexeme, n in held.items():
+                counts[position[lexeme]] = int(n)
+            result[int(row["id"])] = coverage_math.coverage(
+                counts, int(row["length"]), mean_length, weights
+            )
+        return result
+
+    # -- vectors of given chunks ------------------------------------------------------
+
+    def cosines(self, tx: Transaction, query: Vectors, ids: Sequence[int]) -> dict[int, float]:
+        if not ids:
+            return {}
+        vector = np.asarray(query, dtype=np.float32)
+        rows = tx.execute(
+            "SELECT id, 1 - (embedding <=> ?) AS cosine FROM chunks "
+            "WHERE embedding IS NOT NULL AND id = ANY(?)",
+            (vector, [int(i) for i in ids]),
+        )
+        return {int(r[0]): 0.0 if r[1] is None or math.isnan(r[1]) else float(r[1]) for r in rows}
+
+    def vectors(self, tx: Transaction, ids: Sequence[int]) -> dict[int, Vectors]:
+        if not ids:
+            return {}
+        rows = tx.execute(
+            "SELECT id, embedding FROM chunks WHERE embedding IS NOT NULL AND id = ANY(?)",
+            ([int(i) for i in ids],),
+        )
+        return {int(r[0]): _array(r[1]) for r in rows}
+
+    def warm(self, tx: Transaction) -> None:
+        """Nothing to load: the server holds the index."""
+
+    def forget_vectors(self) -> None:
+        """No vectors are held in this process."""
+
+    def index_bytes(self) -> int:
+        return 0
+
+    def size_bytes(self) -> int:
+        with self.db.read() as tx:
+            size = tx.execute(
+                "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) AS bytes "
+                "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = ? AND c.relkind IN ('r', 'm')",
+                (self.db.schema,),
+            ).scalar()
+        return int(size)
+
+
+def _conforms(engine: PostgresEngine) -> Engine:
+    """Checked by mypy: the engine implements the store's Engine protocol."""
+    return engine

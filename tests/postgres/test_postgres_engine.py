@@ -1,0 +1,152 @@
+"""The PostgreSQL engine's legs against a real server, and their parity with SQLite's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from remembrances import Chunk, Store
+from remembrances.embeddings import HashEmbedder
+from remembrances.embeddings.base import to_blob
+from remembrances.postgres.engine import PostgresEngine
+from remembrances.storage.engine import NewChunk
+from remembrances.storage.filters import ChunkFilter
+from remembrances.text_match import text_match as sqlite_text_match
+
+DIM = 8
+
+
+@pytest.fixture
+def engine(postgres_url: str) -> Iterator[PostgresEngine]:
+    made = PostgresEngine(postgres_url)
+    with made.write() as tx:
+        made.migrate_store(tx)
+        made.create_vector_table(tx, DIM, fill=False)
+    yield made
+    made.close()
+
+
+def _chunks(vectors: np.ndarray, *, kinds: list[str] | None = None) -> list[NewChunk]:
+    return [
+        NewChunk(
+            kind=kinds[i] if kinds else "kb",
+            collection="default",
+            source=f"s{i}",
+            position=0,
+            text=f"chunk number {i}",
+            metadata_json='{"n": %d}' % i,
+            content_hash=f"h{i}",
+            embed_text=None,
+            ts=float(i),
+            created_at=0.0,
+            embedding=to_blob(v),
+        )
+        for i, v in enumerate(vectors)
+    ]
+
+
+def _unit(n: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    m = rng.standard_normal((n, DIM)).astype(np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def test_inserted_chunks_read_back_with_their_ids(engine: PostgresEngine) -> None:
+    vectors = _unit(5)
+    with engine.write() as tx:
+        ids = engine.insert_chunks(tx, _chunks(vectors))
+    assert len(set(ids)) == 5
+    with engine.read() as tx:
+        rows = engine.chunk_rows(tx, ids)
+        back = engine.vectors(tx, ids)
+    for i, chunk_id in enumerate(ids):
+        assert rows[chunk_id]["source"] == f"s{i}" and rows[chunk_id]["metadata"] == '{"n": %d}' % i
+        assert rows[chunk_id]["has_embedding"] is True
+        assert np.array_equal(back[chunk_id], vectors[i])  # float32 in, the same float32 out
+
+
+def test_vector_leg_ranks_by_cosine_and_filters_never_starve(engine: PostgresEngine) -> None:
+    # More chunks than the index's widest candidate list (ef_search 1000), 5 "rare".
+    vectors = _unit(2500)
+    kinds = ["rare" if i % 500 == 0 else "kb" for i in range(2500)]
+    with engine.write() as tx:
+        ids = engine.insert_chunks(tx, _chunks(vectors, kinds=kinds))
+    query = vectors[7]
+    exact = vectors @ query
+    with engine.read() as tx:
+        hits = engine.vector_leg(tx, query, 10, ChunkFilter())
+        assert hits[0] == (ids[7], pytest.approx(1.0, abs=1e-6))
+        assert len(hits) == 10
+        # Each reported score is the exact cosine of that chunk.
+        for chunk_id, score in hits:
+            assert score == pytest.approx(max(float(exact[ids.index(chunk_id)]), 0.0), abs=1e-5)
+        # Only 5 chunks are "rare": the index's 1000 nearest candidates hold at
+        # most a few of them, yet all 5 come back, best first.
+        rare = engine.vector_leg(tx, query, 10, ChunkFilter.of(kind="rare"))
+        assert sorted(i for i, _ in rare) == sorted(ids[i] for i in range(0, 2500, 500))
+        rare_exact = sorted((max(float(exact[i]), 0.0) for i in range(0, 2500, 500)), reverse=True)
+        assert [s for _, s in rare] == pytest.approx(rare_exact, abs=1e-5)
+        by_meta = engine.vector_leg(tx, query, 3, ChunkFilter.of(where={"n": {"$lt": 3}}))
+        assert sorted(i for i, _ in by_meta) == sorted(ids[:3])
+        exact_hits = engine.vector_leg(tx, query, 10, ChunkFilter(), exact=True)
+        want = [ids[i] for i in np.argsort(-exact, kind="stable")[:10]]
+        assert [i for i, _ in exact_hits] == want
+
+
+CORPUS = [
+    "The deployment of the web servers failed on Tuesday",
+    "Servers deploy nightly; deployments rarely fail",
+    "Cats and dogs living together",
+    "A note about the weather and the cats",
+    "Nothing relevant here at all",
+]
+
+
+def test_text_leg_and_word_coverage_match_sqlite(engine: PostgresEngine, tmp_path: Path) -> None:
+    embedder = HashEmbedder(DIM)
+    store = Store(tmp_path / "m.db", embedder=embedder)
+    try:
+        sqlite_ids = [
+            store.put_source("kb", f"s{i}", [Chunk(t)]).chunk_ids[0] for i, t in enumerate(CORPUS)
+        ]
+        with engine.write() as tx:
+            pg_ids = engine.insert_chunks(
+                tx,
+                [
+                    NewChunk("kb", "default", f"s{i}", 0, t, "{}", f"h{i}", None, None, 0.0, None)
+                    for i, t in enumerate(CORPUS)
+                ],
+            )
+        for query in ("why did the deployment fail?", "cats", "weather servers dogs", "zebra"):
+            with store.snapshot() as conn:
+                want = sqlite_text_match(getattr(conn, "connection", conn), query, sqlite_ids)
+            with engine.read() as tx:
+                got = engine.text_match(tx, query, pg_ids)
+                leg = engine.text_leg(tx, query, 10, ChunkFilter())
+            by_source = {f"s{sqlite_ids.index(i)}": v for i, v in want.items()}
+            assert {f"s{pg_ids.index(i)}": v for i, v in got.items()} == pytest.approx(by_source)
+            assert {i for i, _ in leg} == set(got)  # the leg finds what holds a word
+            with engine.read() as tx:
+                only = engine.text_leg(tx, query, 10, ChunkFilter.of(source=["s0", "s4"]))
+            assert {i for i, _ in only} <= {pg_ids[0], pg_ids[4]}
+    finally:
+        store.close()
+
+
+def test_switching_the_model_rewrites_vectors_from_the_cache(engine: PostgresEngine) -> None:
+    with engine.write() as tx:
+        ids = engine.insert_chunks(tx, _chunks(_unit(3)))
+        new = _unit(1, seed=9)[0][:4].copy()
+        tx.execute(
+            "INSERT INTO embedding_cache (embedder, content_hash, embedding) VALUES (?, ?, ?)",
+            ("other", "h1", to_blob(new)),
+        )
+        engine.switch_vectors(tx, "other", 4)
+        assert engine.has_vector_table(tx)
+    with engine.read() as tx:
+        back = engine.vectors(tx, ids)
+        assert list(back) == [ids[1]] and np.array_equal(back[ids[1]], new)
+        assert engine.vector_leg(tx, new, 5, ChunkFilter())[0][0] == ids[1]
