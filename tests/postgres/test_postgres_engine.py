@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,7 +38,7 @@ def _chunks(vectors: np.ndarray, *, kinds: list[str] | None = None) -> list[NewC
             source=f"s{i}",
             position=0,
             text=f"chunk number {i}",
-            metadata_json='{"n": %d}' % i,
+            metadata_json=json.dumps({"n": i}),
             content_hash=f"h{i}",
             embed_text=None,
             ts=float(i),
@@ -63,7 +64,9 @@ def test_inserted_chunks_read_back_with_their_ids(engine: PostgresEngine) -> Non
         rows = engine.chunk_rows(tx, ids)
         back = engine.vectors(tx, ids)
     for i, chunk_id in enumerate(ids):
-        assert rows[chunk_id]["source"] == f"s{i}" and rows[chunk_id]["metadata"] == '{"n": %d}' % i
+        assert rows[chunk_id]["source"] == f"s{i}" and rows[chunk_id]["metadata"] == json.dumps(
+            {"n": i}
+        )
         assert rows[chunk_id]["has_embedding"] is True
         assert np.array_equal(back[chunk_id], vectors[i])  # float32 in, the same float32 out
 
