@@ -38,6 +38,7 @@ from .errors import (
     RerankerNotConfiguredError,
     SchemaVersionError,
 )
+from .postgres.url import is_postgres_url
 from .progress import Progress
 from .records import Chunk, SearchResult, StoredChunk, WriteReport
 from .schema import migrate
@@ -137,8 +138,13 @@ class Store:
         SQLite file into a memory (the user asked for one there); False opens only
         an existing memory. Nothing is written to a file that is refused.
         ``engine``: an already opened engine (``path`` then only names it);
-        by default the SQLite engine opens the file at ``path``.
+        by default the SQLite engine opens the file at ``path``, and the
+        PostgreSQL engine a ``postgresql://`` URL (docs/scale-out.md).
         """
+        if engine is None and is_postgres_url(path):
+            from .postgres.engine import PostgresEngine  # needs the postgres extra
+
+            engine = PostgresEngine(str(path), read_only=read_only, create=create)
         self.engine: Engine = (
             engine if engine is not None else SqliteEngine(path, read_only=read_only, create=create)
         )
@@ -589,7 +595,7 @@ class Store:
         rerank: bool = False,
         engine: VectorIndexKind = "memory",
         pool: int | None = None,
-        exact: bool = True,
+        exact: bool | None = None,
         fuse: Fuse = "pointwise",
     ) -> list[SearchResult]:
         """Search by meaning (``vector``), words (``text``) or both fused (``hybrid``).
@@ -602,7 +608,9 @@ class Store:
         in-memory index (it needs no memory for vectors, but is slower).
         ``exact=False`` lets the in-memory engine pick candidates by sign bits and
         re-score them exactly: several times faster, recall@10 about 0.95+ (see
-        docs/performance.md); scores stay exact cosine. ``fuse='rrf'`` fuses the hybrid
+        docs/performance.md); scores stay exact cosine. ``exact`` defaults to True on
+        SQLite and to False (the HNSW index) on PostgreSQL, where True scans exactly
+        (docs/scale-out.md). ``fuse='rrf'`` fuses the hybrid
         legs by reciprocal rank (k = 60) instead of scoring each candidate on its
         own cosine and word coverage (see docs/search.md for why the default is
         not RRF).
@@ -646,7 +654,7 @@ class Store:
             rerank=rerank,
             index=engine,
             pool=pool,
-            exact=exact,
+            exact=exact if exact is not None else self.engine.dialect == "sqlite",
             fuse=fuse,
             kind=kind,
         )
