@@ -35,9 +35,29 @@ def embedder() -> HashEmbedder:
     return HashEmbedder(64)
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run a test on each backend its module names with ``pytest.mark.backends(...)``.
+
+    Any test reaching the ``backend`` fixture (through ``location`` or ``store``)
+    runs on SQLite; a module marked ``pytestmark = pytest.mark.backends("sqlite",
+    "postgresql")`` runs every such test on both, against a real server.
+    """
+    if "backend" in metafunc.fixturenames:
+        marker = metafunc.definition.get_closest_marker("backends")
+        metafunc.parametrize("backend", marker.args if marker else ("sqlite",))
+
+
 @pytest.fixture
-def store(db_path: Path, embedder: HashEmbedder) -> Iterator[Store]:
-    s = Store(db_path, embedder=embedder)
+def location(backend: str, db_path: Path, request: pytest.FixtureRequest) -> str:
+    """Where the test's memory lives: a new SQLite file, or a new PostgreSQL schema."""
+    if backend == "postgresql":
+        return str(request.getfixturevalue("postgres_url"))
+    return str(db_path)
+
+
+@pytest.fixture
+def store(location: str, embedder: HashEmbedder) -> Iterator[Store]:
+    s = Store(location, embedder=embedder)
     yield s
     s.close()
 

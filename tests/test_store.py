@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,6 +24,9 @@ from remembrances import (
 from remembrances.embeddings import HashEmbedder
 from remembrances.schema import STORE_MIGRATIONS
 from tests.conftest import FlakyEmbedder
+
+# Every test here runs on SQLite and on PostgreSQL (a real server: tests/conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 DOCS = {
     "sqlite.md": [
@@ -78,6 +80,7 @@ def test_put_get_count_and_collections(store: Store) -> None:
     assert stats["chunks"] == 5 and stats["embedder"] == "hash:64" and stats["dim"] == 64
 
 
+@pytest.mark.backends("sqlite")  # the file's blob format; PostgreSQL stores pgvector values
 def test_embedding_blob_is_little_endian_float32_unit_vector(store: Store) -> None:
     store.put_source("kb", "a", [Chunk("hello world")])
     with store.snapshot() as conn:
@@ -87,8 +90,8 @@ def test_embedding_blob_is_little_endian_float32_unit_vector(store: Store) -> No
     assert math.isclose(float(np.linalg.norm(vector)), 1.0, rel_tol=1e-5)
 
 
-def test_replace_is_atomic_when_embedding_fails(db_path: Path) -> None:
-    store = Store(db_path, embedder=FlakyEmbedder())
+def test_replace_is_atomic_when_embedding_fails(location: str) -> None:
+    store = Store(location, embedder=FlakyEmbedder())
     store.put_source("kb", "doc", [Chunk("old first"), Chunk("old second")])
     with pytest.raises(RuntimeError):
         store.put_source("kb", "doc", [Chunk("new first"), Chunk("FAIL here")])
@@ -116,12 +119,14 @@ def test_delete_by_source_and_id_leaves_no_index_rows(store: Store) -> None:
     with pytest.raises(NotFoundError):
         store.get(chunk_id)
     with store.snapshot() as conn:
-        fts = conn.execute(
-            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'tax'"
-        ).fetchone()
-        vec = conn.execute("SELECT count(*) FROM chunks_vec").fetchone()
-    assert fts[0] == 0
-    assert vec[0] == store.count() == 2
+        if conn.dialect == "sqlite":
+            fts = conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'tax'")
+            vec = conn.execute("SELECT count(*) FROM chunks_vec")
+        else:  # the text index is a column; its word statistics are a table
+            fts = conn.execute("SELECT count(*) FROM text_terms WHERE term = 'tax'")
+            vec = conn.execute("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL")
+        assert fts.scalar() == 0
+        assert vec.scalar() == store.count() == 2
 
 
 def test_second_identical_ingest_makes_no_embed_calls(store: Store, embedder: HashEmbedder) -> None:
@@ -134,11 +139,11 @@ def test_second_identical_ingest_makes_no_embed_calls(store: Store, embedder: Ha
     assert embedder.calls == calls + 1
 
 
-def test_cache_survives_reopen(db_path: Path) -> None:
+def test_cache_survives_reopen(location: str) -> None:
     first = HashEmbedder(64)
-    Store(db_path, embedder=first).put_source("kb", "a", [Chunk("cached text")])
+    Store(location, embedder=first).put_source("kb", "a", [Chunk("cached text")])
     second = HashEmbedder(64)
-    Store(db_path, embedder=second).put_source("kb", "b", [Chunk("cached text")])
+    Store(location, embedder=second).put_source("kb", "b", [Chunk("cached text")])
     assert second.calls == 0
 
 
@@ -187,8 +192,8 @@ def test_bad_chunks_are_refused_and_nothing_is_written(store: Store, chunk: Chun
         ("garbage", "not a list of vectors"),
     ],
 )
-def test_bad_vectors_are_refused(db_path: Path, vectors: object, message: str) -> None:
-    store = Store(db_path, embedder=FixedEmbedder(vectors))
+def test_bad_vectors_are_refused(location: str, vectors: object, message: str) -> None:
+    store = Store(location, embedder=FixedEmbedder(vectors))
     with pytest.raises(InvalidVectorError, match=message):
         store.put_source("kb", "doc", [Chunk("text")])
     assert store.count() == 0
@@ -412,8 +417,8 @@ class LengthReranker:
         return [1.0 / len(t) for t in texts]
 
 
-def test_rerank_needs_a_reranker_and_reorders(db_path: Path) -> None:
-    store = Store(db_path, embedder=HashEmbedder(64))
+def test_rerank_needs_a_reranker_and_reorders(location: str) -> None:
+    store = Store(location, embedder=HashEmbedder(64))
     fill(store)
     with pytest.raises(RerankerNotConfiguredError):
         store.search("sqlite", rerank=True)
@@ -425,36 +430,36 @@ def test_rerank_needs_a_reranker_and_reorders(db_path: Path) -> None:
 # -- the model guard and the file --------------------------------------------------------
 
 
-def test_model_guard_refuses_another_embedder(db_path: Path) -> None:
-    Store(db_path, embedder=HashEmbedder(64)).put_source("kb", "a", [Chunk("text")])
+def test_model_guard_refuses_another_embedder(location: str) -> None:
+    Store(location, embedder=HashEmbedder(64)).put_source("kb", "a", [Chunk("text")])
     with pytest.raises(EmbedderMismatchError, match=r"hash:64.*hash:32.*reembed"):
-        Store(db_path, embedder=HashEmbedder(32))
+        Store(location, embedder=HashEmbedder(32))
     other = HashEmbedder(64)
     other.name = "other:64"
     with pytest.raises(EmbedderMismatchError):
-        Store(db_path, embedder=other)
-    assert Store(db_path, embedder=HashEmbedder(64)).count() == 1
+        Store(location, embedder=other)
+    assert Store(location, embedder=HashEmbedder(64)).count() == 1
 
 
-def test_store_without_embedder_searches_text_only(db_path: Path) -> None:
-    fill(Store(db_path, embedder=HashEmbedder(64)))
-    store = Store(db_path)
+def test_store_without_embedder_searches_text_only(location: str) -> None:
+    fill(Store(location, embedder=HashEmbedder(64)))
+    store = Store(location)
     assert store.embedder_name == "hash:64"
     assert store.search("cats", mode="text")
     with pytest.raises(EmbedderUnavailableError):
         store.search("cats", mode="vector")
 
 
-def test_read_only_store_searches_and_refuses_writes(db_path: Path) -> None:
-    fill(Store(db_path, embedder=HashEmbedder(64)))
-    store = Store(db_path, embedder=HashEmbedder(64), read_only=True)
+def test_read_only_store_searches_and_refuses_writes(location: str) -> None:
+    fill(Store(location, embedder=HashEmbedder(64)))
+    store = Store(location, embedder=HashEmbedder(64), read_only=True)
     assert store.search("cats")[0].source == "cats.md"
     with pytest.raises(ReadOnlyError):
         store.put_source("kb", "x", [Chunk("new")])
 
 
-def test_newer_schema_is_refused(db_path: Path) -> None:
-    store = Store(db_path, embedder=HashEmbedder(64))
+def test_newer_schema_is_refused(location: str) -> None:
+    store = Store(location, embedder=HashEmbedder(64))
     with store.transaction() as conn:
         conn.execute(
             "UPDATE meta SET value = ? WHERE key = 'schema:store'",
@@ -462,9 +467,10 @@ def test_newer_schema_is_refused(db_path: Path) -> None:
         )
     store.close()
     with pytest.raises(SchemaVersionError, match="upgrade remembrances"):
-        Store(db_path, embedder=HashEmbedder(64))
+        Store(location, embedder=HashEmbedder(64))
 
 
+@pytest.mark.backends("sqlite")  # SQLite pragmas; tests/postgres checks the server's settings
 def test_connection_settings(store: Store) -> None:
     with store.snapshot() as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -492,9 +498,9 @@ class CountingQueries(HashEmbedder):
         return super().embed_query(text)
 
 
-def test_repeated_queries_are_embedded_once(db_path: Path) -> None:
+def test_repeated_queries_are_embedded_once(location: str) -> None:
     embedder = CountingQueries()
-    store = Store(db_path, embedder=embedder)
+    store = Store(location, embedder=embedder)
     fill(store)
     first = store.search("busy timeout", kind="kb")
     again = store.search("busy timeout", collection="default", mode="vector")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -31,25 +31,21 @@ import numpy as np
 
 from .. import text_match as coverage_math
 from ..embeddings.base import Vectors
+from ..errors import NotAMemoryError, RemembrancesError, SchemaVersionError
 from ..fts_query import query_terms
 from ..schema import migrate
 from ..storage.engine import Candidates, Engine, NewChunk, VectorIndexKind
 from ..storage.filters import ChunkFilter
-from ..storage.transaction import Dialect, Row, Transaction
+from ..storage.transaction import Dialect, Transaction
 from .connection import PostgresDatabase, PostgresTransaction
 from .schema import STORE_MIGRATIONS, TEXT_CONFIG, drop_vector_index_script, vector_script
-from .tsquery import any_words
+from .tsquery import any_words, fold
 
 #: ``hnsw.ef_search`` bounds: pgvector's default and its maximum.
 EF_SEARCH_MIN = 40
 EF_SEARCH_MAX = 1000
 #: Rows per multi-row INSERT (one trigger run and one round trip per batch).
 INSERT_BATCH = 200
-
-_CHUNK_COLUMNS = (
-    "id, kind, collection, source, position, text, metadata::text AS metadata, content_hash, "
-    "ts, created_at, embedding IS NOT NULL AS has_embedding"
-)
 
 
 def _array(value: Any) -> Vectors:
@@ -66,14 +62,21 @@ def _vector(blob: bytes | None) -> np.ndarray[Any, Any] | None:
 class PostgresEngine:
     """One memory (a schema) in a PostgreSQL database with pgvector."""
 
-    def __init__(self, url: str, *, read_only: bool = False) -> None:
+    #: The chunk columns the store reads back (metadata as JSON text, as on SQLite).
+    chunk_columns = (
+        "c.id, c.kind, c.collection, c.source, c.position, c.text, "
+        "c.metadata::text AS metadata, c.content_hash, c.ts, c.created_at, "
+        "c.embedding IS NOT NULL AS has_embedding"
+    )
+
+    def __init__(self, url: str, *, read_only: bool = False, create: bool | None = None) -> None:
+        """Connect to the memory ``url`` names (see :mod:`.url`).
+
+        ``create``: None or True makes the memory (its schema and tables) when it
+        does not exist; False opens only an existing one. Read-only never creates.
+        """
         self.db = PostgresDatabase(url, read_only=read_only)
-        try:
-            if not read_only:
-                self.db.bootstrap()
-        except BaseException:
-            self.db.close()
-            raise
+        self.create = create
 
     # -- connections and transactions --------------------------------------------
 
@@ -112,24 +115,48 @@ class PostgresEngine:
     def close(self) -> None:
         self.db.close()
 
-    def is_memory(self) -> bool:
-        """Whether the schema exists and holds a store (for read-only opening)."""
+    def _recorded_version(self) -> int | None:
+        """The store schema version the memory records (None: no memory there)."""
         if not self.db.schema_exists():
-            return False
+            return None
         with self.db.read() as tx:
-            found = tx.execute(
+            has_meta = tx.execute(
                 "SELECT 1 FROM pg_tables WHERE schemaname = ? AND tablename = 'meta'",
                 (self.db.schema,),
             ).fetchone()
-        return found is not None
+            if has_meta is None:
+                return None
+            value = tx.execute("SELECT value FROM meta WHERE key = 'schema:store'").scalar()
+        return None if value is None else int(value)
 
     # -- schema and the vector index ----------------------------------------------
 
-    def migrate_store(self, tx: Transaction) -> None:
-        migrate(tx, "store", STORE_MIGRATIONS)
-
-    def store_schema_version(self) -> int:
+    @property
+    def schema_version(self) -> int:
         return len(STORE_MIGRATIONS)
+
+    def prepare_schema(self) -> None:
+        version = self._recorded_version()
+        if version is None and (self.read_only or self.create is False):
+            raise NotAMemoryError(
+                f"there is no memory at {self.location}; create one with "
+                f"`remembrances --db '{self.location}' init` (Python: create=True)"
+            )
+        if version is not None and version > len(STORE_MIGRATIONS):
+            raise SchemaVersionError(
+                f"the memory at {self.location} has store schema version {version}, newer "
+                "than this version of remembrances understands; upgrade remembrances"
+            )
+        if self.read_only:
+            if version is not None and version < len(STORE_MIGRATIONS):
+                raise RemembrancesError(
+                    f"{self.location} needs a schema upgrade; open it once without read_only"
+                )
+            return
+        if version is None:
+            self.db.bootstrap()
+        with self.write() as tx:
+            migrate(tx, "store", STORE_MIGRATIONS)
 
     def has_vector_table(self, tx: Transaction) -> bool:
         found = tx.execute(
@@ -171,6 +198,7 @@ class PostgresEngine:
                         c.source,
                         c.position,
                         c.text,
+                        fold(c.text),
                         c.metadata_json,
                         c.content_hash,
                         c.embed_text,
@@ -179,9 +207,11 @@ class PostgresEngine:
                         _vector(c.embedding),
                     )
                 )
-            row = "(?, ?, ?, ?, ?, CAST(? AS jsonb), ?, ?, ?, ?, ?)"
+            row = (
+                f"(?, ?, ?, ?, ?, to_tsvector('{TEXT_CONFIG}', ?), CAST(? AS jsonb), ?, ?, ?, ?, ?)"
+            )
             rows = tx.execute(
-                "INSERT INTO chunks (kind, collection, source, position, text, metadata, "
+                "INSERT INTO chunks (kind, collection, source, position, text, tsv, metadata, "
                 "content_hash, embed_text, ts, created_at, embedding) VALUES "
                 + ", ".join([row] * len(batch))
                 + " RETURNING id, kind, collection, source, position",
@@ -203,14 +233,6 @@ class PostgresEngine:
         """Nothing to tidy: there is no change log for an in-process index."""
 
     # -- reading ------------------------------------------------------------------
-
-    def chunk_rows(self, tx: Transaction, ids: Sequence[int]) -> Mapping[int, Row]:
-        if not ids:
-            return {}
-        rows = tx.execute(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE id = ANY(?)", ([int(i) for i in ids],)
-        )
-        return {int(r[0]): r for r in rows}
 
     # -- the vector leg -----------------------------------------------------------
 
@@ -279,7 +301,7 @@ class PostgresEngine:
     # -- the text leg and word coverage -----------------------------------------------
 
     def text_leg(self, tx: Transaction, query: str, pool: int, where: ChunkFilter) -> Candidates:
-        terms = query_terms(query)
+        terms = query_terms(fold(query))
         if not terms:
             return []
         sql, params = where.sql("postgresql")
@@ -294,7 +316,7 @@ class PostgresEngine:
     def text_match(self, tx: Transaction, query: str, ids: Sequence[int]) -> dict[int, float]:
         """Word coverage in [0, 1], as :func:`remembrances.text_match.text_match` computes
         it on SQLite, from this engine's stems and statistics."""
-        words = query_terms(query)
+        words = query_terms(fold(query))
         if not words or not ids:
             return {}
         stems: list[str] = []

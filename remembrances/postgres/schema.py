@@ -4,10 +4,12 @@ The same tables as the SQLite file (docs/storage.md) in PostgreSQL's own terms:
 - ``chunks.embedding`` is a pgvector ``vector``; once the first embedder records
   its dimension the column becomes ``vector(dim)`` with an HNSW cosine index
   (:func:`vector_script`), as the SQLite file gets its vec0 table then.
-- ``chunks.tsv`` is a generated ``tsvector`` with a GIN index: the text index.
-  Its configuration stems English words with Snowball and keeps stop words, as
+- ``chunks.tsv`` is a ``tsvector`` with a GIN index: the text index. Its
+  configuration stems English words with Snowball and keeps stop words, as
   SQLite's ``porter unicode61`` tokenizer does (a query of only stop words still
-  finds text).
+  finds text). The engine writes it from the text with diacritics removed
+  (:func:`..tsquery.fold`), as ``remove_diacritics 2`` does on SQLite: the
+  ``unaccent`` extension is not everywhere (not in the bundled server).
 - ``text_terms`` (how many chunks hold each stem) and ``text_totals`` (chunks and
   tokens in all) are kept by statement triggers in the writing transaction: the
   word statistics of ``text_match``, read in O(terms) instead of scanning the
@@ -51,7 +53,9 @@ STORE_MIGRATIONS: tuple[str, ...] = (
         ts           double precision,
         created_at   double precision NOT NULL,
         embedding    vector,
-        tsv          tsvector GENERATED ALWAYS AS (to_tsvector('remembrances_text', text)) STORED,
+        -- to_tsvector('remembrances_text', the text without diacritics), written
+        -- with the row (PostgreSQL has no accent folding without an extension).
+        tsv          tsvector NOT NULL,
         UNIQUE (kind, collection, source, position)
     );
     CREATE INDEX chunks_kind_collection ON chunks (kind, collection);

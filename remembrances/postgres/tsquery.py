@@ -9,9 +9,18 @@ of letters and digits, quoted besides.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 
 from ..fts_query import query_terms
+
+
+def fold(text: str) -> str:
+    """``text`` without diacritics ("café" -> "cafe"), for the text index and queries."""
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 def any_words(terms: Sequence[str]) -> str:
@@ -22,5 +31,5 @@ def any_words(terms: Sequence[str]) -> str:
 
 def tsquery_text(text: str) -> str | None:
     """The ``to_tsquery`` input for ``text``, or None when it holds no searchable word."""
-    terms = query_terms(text)
+    terms = query_terms(fold(text))
     return any_words(terms) if terms else None

@@ -65,5 +65,11 @@ class PostgresTarget:
         if "@" in netloc:
             user, host = netloc.rsplit("@", 1)
             netloc = user.split(":", 1)[0] + "@" + host
-        shown = urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=""))
-        return cls(conninfo=conninfo, schema=schema, display=f"{shown}?memory={schema}")
+        # The URL as given, less any password: it must still work as --db.
+        kept = [(k, v) for k, v in query if k != "password"]
+        shown = urllib.parse.urlunsplit(
+            parts._replace(netloc=netloc, query=urllib.parse.urlencode(kept, safe="/"))
+        )
+        if not memories:
+            shown += ("&" if kept else "?") + f"memory={schema}"
+        return cls(conninfo=conninfo, schema=schema, display=shown)

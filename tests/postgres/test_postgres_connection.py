@@ -39,6 +39,8 @@ def test_url_names_the_memory_and_hides_the_password() -> None:
     assert target.conninfo == "postgresql://me:secret@db.example/app?sslmode=require"
     assert "secret" not in target.display and "memory=team" in target.display
     assert PostgresTarget.parse("postgres://h/db").schema == "remembrances"
+    shown = PostgresTarget.parse("postgresql://u@/db?host=/tmp/s&password=pw").display
+    assert shown == "postgresql://u@/db?host=/tmp/s&memory=remembrances"  # usable as --db
     assert is_postgres_url("postgresql://h/db") and not is_postgres_url("notes.db")
     for bad in ("Team", "pg_x", "public", "1a", "a-b", "x" * 64, "a;drop"):
         with pytest.raises(InvalidInputError, match="memory name"):
@@ -64,9 +66,10 @@ def test_pgvector_is_installed_with_hnsw(database: PostgresDatabase) -> None:
 def _insert(tx: object, source: str, text: str) -> int:
     return int(
         tx.execute(  # type: ignore[attr-defined]
-            "INSERT INTO chunks (kind, collection, source, position, text, content_hash, "
-            "created_at) VALUES ('kb', 'default', ?, 0, ?, 'h', 0) RETURNING id",
-            (source, text),
+            "INSERT INTO chunks (kind, collection, source, position, text, tsv, content_hash, "
+            "created_at) VALUES ('kb', 'default', ?, 0, ?, to_tsvector('remembrances_text', ?), "
+            "'h', 0) RETURNING id",
+            (source, text, text),
         ).scalar()
     )
 
@@ -189,7 +192,11 @@ def test_word_statistics_follow_inserts_updates_and_deletes(database: PostgresDa
     assert kept == truth and totals == real
     assert kept["deploy"] == 2 and kept["the"] == 3  # stemmed; stop words kept
     with database.write() as tx:
-        tx.execute("UPDATE chunks SET text = 'only cats' WHERE id = ?", (ids[0],))
+        tx.execute(
+            "UPDATE chunks SET text = 'only cats', "
+            "tsv = to_tsvector('remembrances_text', 'only cats') WHERE id = ?",
+            (ids[0],),
+        )
         tx.execute("UPDATE chunks SET embed_text = 'x' WHERE id = ?", (ids[1],))
         tx.execute("DELETE FROM chunks WHERE id = ?", (ids[3],))
     kept, truth, totals, real = recount()

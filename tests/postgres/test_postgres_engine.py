@@ -15,6 +15,7 @@ from remembrances.embeddings.base import to_blob
 from remembrances.postgres.engine import PostgresEngine
 from remembrances.storage.engine import NewChunk
 from remembrances.storage.filters import ChunkFilter
+from remembrances.storage.search import chunk_rows
 from remembrances.text_match import text_match as sqlite_text_match
 
 DIM = 8
@@ -23,8 +24,8 @@ DIM = 8
 @pytest.fixture
 def engine(postgres_url: str) -> Iterator[PostgresEngine]:
     made = PostgresEngine(postgres_url)
+    made.prepare_schema()
     with made.write() as tx:
-        made.migrate_store(tx)
         made.create_vector_table(tx, DIM, fill=False)
     yield made
     made.close()
@@ -61,7 +62,7 @@ def test_inserted_chunks_read_back_with_their_ids(engine: PostgresEngine) -> Non
         ids = engine.insert_chunks(tx, _chunks(vectors))
     assert len(set(ids)) == 5
     with engine.read() as tx:
-        rows = engine.chunk_rows(tx, ids)
+        rows = chunk_rows(engine, tx, ids)
         back = engine.vectors(tx, ids)
     for i, chunk_id in enumerate(ids):
         assert rows[chunk_id]["source"] == f"s{i}" and rows[chunk_id]["metadata"] == json.dumps(

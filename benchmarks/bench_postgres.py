@@ -1,0 +1,241 @@
+"""The PostgreSQL + pgvector store against the SQLite store: same run, same data.
+
+Question: what does moving a memory to PostgreSQL cost per write and per search,
+how much recall does the HNSW index give up against an exact scan, and do
+concurrent writers lose anything?
+
+Setup: the chunks of benchmarks/bench_store.py (30 Zipf-distributed words, a
+random unit vector of 384 dims each, precomputed: the write rate excludes
+embedding), written through ``Store.write_source`` (1000 chunks per source, 10
+sources per transaction) into a SQLite file and into a PostgreSQL memory (the
+bundled pgserver: PostgreSQL 16.2 + pgvector 0.6.2, started in a temporary folder,
+unless ``--url`` names a server). Queries: 3-5 words, vectors looked up.
+
+Figures (median ms over the queries; the machine is shared, so read ratios):
+- ingest chunks/s on each engine (PostgreSQL keeps its HNSW and GIN indexes live);
+- vector, text and hybrid top-10 latency on each engine, and PostgreSQL ÷ SQLite
+  (issue 16's target: PostgreSQL hybrid within 3x of SQLite hybrid);
+- HNSW recall@10 against an exact scan of the same table (target >= 0.95), and a
+  filtered search's result count (never fewer than 10 while 10 match);
+- 8 writer processes x 1,000 writes on each engine: errors and lost rows (must be
+  0 and 0) and the wall time.
+
+Run: ``.venv/bin/python benchmarks/bench_postgres.py`` (``--quick``: 10k chunks,
+8 x 200 writes; ``--sizes 100000``; ``--writers 8 --writes 1000``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_store import PER_SOURCE, QUERIES, SOURCES_PER_TXN, vocabulary, zipf_words
+from bench_vector import DIM, SeededEmbedder, per_query_ms, unit_rows
+
+from remembrances import Chunk, Store
+from remembrances.fts_query import STOP_WORDS
+from remembrances.store import Prepared, PreparedChunk, content_hash
+
+
+def start_server(folder: str) -> Any:
+    import pgserver
+
+    return pgserver.get_server(folder, cleanup_mode="stop")
+
+
+def memory_url(server_url: str, name: str) -> str:
+    return f"{server_url}{'&' if '?' in server_url else '?'}memory={name}"
+
+
+def corpus(n: int, seed: int = 5) -> tuple[list[list[tuple[str, Prepared]]], list[str], np.ndarray]:
+    """Transactions of sources of prepared chunks, the query texts, and every vector."""
+    rng = np.random.default_rng(seed)
+    words = vocabulary(rng)
+    queries: list[str] = []
+    while len(queries) < QUERIES:
+        query = zipf_words(rng, words, int(rng.integers(3, 6)))
+        if sum(w not in STOP_WORDS for w in query) >= 2:
+            queries.append(" ".join(query))
+    matrix = np.zeros((n, DIM), dtype=np.float32)
+    transactions = []
+    for first in range(0, n, PER_SOURCE * SOURCES_PER_TXN):
+        batches = []
+        for s in range(first, min(first + PER_SOURCE * SOURCES_PER_TXN, n), PER_SOURCE):
+            count = min(PER_SOURCE, n - s)
+            vectors = unit_rows(rng, count)
+            matrix[s : s + count] = vectors
+            chunks = []
+            for i, v in enumerate(vectors):
+                text = " ".join(zipf_words(rng, words, 30))
+                meta = json.dumps({"shard": (s + i) % 100})
+                chunks.append(
+                    PreparedChunk(text, meta, None, content_hash(text), None, v.tobytes())
+                )
+            batches.append((f"doc{s}", Prepared(chunks)))
+        transactions.append(batches)
+    return transactions, queries, matrix
+
+
+def ingest(store: Store, transactions: list[list[tuple[str, Prepared]]]) -> float:
+    elapsed = 0.0
+    for batches in transactions:
+        start = time.perf_counter()
+        with store.transaction():
+            for source, prepared in batches:
+                store.write_source("kb", "default", source, prepared)
+        elapsed += time.perf_counter() - start
+    return elapsed
+
+
+def latencies(store: Store, queries: list[str], prefix: str) -> dict[str, float]:
+    out = {}
+    for mode in ("vector", "text", "hybrid"):
+        store.search(queries[0], mode=mode)  # warm: caches, the in-memory index
+        out[f"{prefix}_{mode}_ms"] = per_query_ms(
+            lambda q, m=mode: store.search(queries[q], mode=m, limit=10), len(queries)
+        )
+    return out
+
+
+def recall(store: Store, queries: list[str], embedder: SeededEmbedder) -> dict[str, float]:
+    """HNSW top-10 (as the store's vector mode asks for it) against an exact scan."""
+    engine: Any = store.engine
+    found, filtered = [], []
+    with store.snapshot() as tx:
+        for text in queries:
+            vector = np.asarray(embedder.embed_query(text), dtype=np.float32)
+            from remembrances.storage.filters import ChunkFilter
+
+            approx = engine.vector_leg(tx, vector, 10, ChunkFilter(), exact=False)
+            exact = engine.vector_leg(tx, vector, 10, ChunkFilter(), exact=True)
+            found.append(len({i for i, _ in approx} & {i for i, _ in exact}) / 10)
+            # 1 chunk in 100 has shard 7: far fewer than the index's candidate list.
+            hits = engine.vector_leg(
+                tx, vector, 10, ChunkFilter.of(where={"shard": 7}), exact=False
+            )
+            filtered.append(len(hits))
+    return {"hnsw_recall_at_10": float(np.mean(found)), "filtered_min_results": min(filtered)}
+
+
+def _writer(location: str, worker: int, writes: int, queue: Any) -> None:
+    errors: list[str] = []
+    store = Store(location, embedder=SeededEmbedder())
+    try:
+        for i in range(writes):
+            try:
+                store.put_source("kb", f"w{worker}-{i}", [Chunk(f"writer {worker} write {i}")])
+            except Exception as exc:  # counted, not raised: the figure is the count
+                errors.append(f"{type(exc).__name__}: {exc}")
+    finally:
+        store.close()
+    queue.put((worker, errors))
+
+
+def writers(location: str, processes: int, writes: int) -> dict[str, Any]:
+    Store(location, embedder=SeededEmbedder()).close()  # schema and model first
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    start = time.perf_counter()
+    procs = [
+        ctx.Process(target=_writer, args=(location, w, writes, queue)) for w in range(processes)
+    ]
+    for p in procs:
+        p.start()
+    results = [queue.get() for _ in procs]
+    for p in procs:
+        p.join()
+    wall = time.perf_counter() - start
+    errors = [e for _, errs in results for e in errs]
+    with Store(location) as store:
+        stored = store.count(kind="kb")
+    return {
+        "writes": processes * writes,
+        "errors": len(errors),
+        "first_error": errors[0] if errors else None,
+        "lost_rows": processes * writes - len(errors) - stored,
+        "wall_s": wall,
+    }
+
+
+def run(args: argparse.Namespace, server_url: str, workdir: Path) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for n in args.sizes:
+        transactions, queries, _ = corpus(n)
+        seeded = SeededEmbedder()
+        embedder = SeededEmbedder(table={t: seeded.embed_query(t) for t in queries})
+        out: dict[str, Any] = {"n": n}
+        sqlite = Store(workdir / f"bench-{n}.db", embedder=embedder)
+        postgres = Store(memory_url(server_url, f"bench_{n}"), embedder=embedder)
+        try:
+            out["sqlite_ingest_per_s"] = n / ingest(sqlite, transactions)
+            out["postgres_ingest_per_s"] = n / ingest(postgres, transactions)
+            with postgres.transaction() as tx:  # fresh planner statistics after a bulk load
+                tx.execute("ANALYZE chunks")
+            out.update(latencies(sqlite, queries, "sqlite"))
+            out.update(latencies(postgres, queries, "postgres"))
+            out.update(recall(postgres, queries, embedder))
+        finally:
+            sqlite.close()
+            postgres.close()
+        for mode in ("vector", "text", "hybrid"):
+            out[f"{mode}_pg_over_sqlite"] = out[f"postgres_{mode}_ms"] / out[f"sqlite_{mode}_ms"]
+        print(json.dumps(out), flush=True)
+        results[str(n)] = out
+    if args.writers:
+        for name, location in (
+            ("sqlite", str(workdir / "writers.db")),
+            ("postgres", memory_url(server_url, "bench_writers")),
+        ):
+            figures = writers(location, args.writers, args.writes)
+            print(json.dumps({name: figures}), flush=True)
+            results[f"writers_{name}"] = figures
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="10k chunks, 8 x 200 writes")
+    parser.add_argument("--sizes", type=int, nargs="*", help="chunk counts (default 100000)")
+    parser.add_argument("--writers", type=int, default=8, help="writer processes (0: skip)")
+    parser.add_argument("--writes", type=int, help="writes per process (default 1000)")
+    parser.add_argument("--url", help="a PostgreSQL server to use instead of pgserver")
+    args, _ = parser.parse_known_args()
+    args.sizes = args.sizes or ([10_000] if args.quick else [100_000])
+    args.writes = args.writes or (200 if args.quick else 1000)
+    print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()}", flush=True)
+    workdir = Path(tempfile.mkdtemp(prefix="bench-postgres-"))
+    server = None
+    server_dir = ""
+    try:
+        if args.url:
+            url = args.url
+        else:
+            # Its own folder: as root, pgserver runs the server as another user.
+            server_dir = tempfile.mkdtemp(prefix="bench-pg-")
+            server = start_server(server_dir)
+            url = server.get_uri()
+        results = run(args, url, workdir)
+    finally:
+        if server is not None:
+            server.cleanup()
+            shutil.rmtree(server_dir, ignore_errors=True)
+        shutil.rmtree(workdir, ignore_errors=True)
+    print(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
