@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from remembrances import Chunk, Store
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 def test_threads_search_while_another_writes(store: Store) -> None:

@@ -41,8 +41,8 @@ from .connection import PostgresDatabase, PostgresTransaction
 from .schema import STORE_MIGRATIONS, TEXT_CONFIG, drop_vector_index_script, vector_script
 from .tsquery import any_words, fold
 
-#: ``hnsw.ef_search`` bounds: pgvector's default and its maximum.
-EF_SEARCH_MIN = 40
+#: ``hnsw.ef_search`` bounds: at least 100 (pgvector defaults to 40), at most its maximum.
+EF_SEARCH_MIN = 100
 EF_SEARCH_MAX = 1000
 #: Rows per multi-row INSERT (one trigger run and one round trip per batch).
 INSERT_BATCH = 200
