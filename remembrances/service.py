@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from . import embeddings
 from .embeddings.base import Embedder
 from .integrity import CheckReport, check
+from .postgres.url import is_postgres_url
 from .records import SOURCE_KINDS
 from .store import Reranker, Store
 
@@ -114,7 +115,8 @@ def open(
     reranker: Reranker | None = None,
     create: bool | None = None,
 ) -> RemembrancesService:
-    """Open (or create) a memory file.
+    """Open (or create) a memory file, or a memory on a PostgreSQL server
+    (``postgresql://user@host/db?memory=name``, docs/scale-out.md).
 
     ``embedder`` is an :class:`Embedder` or a spec (``"local"``, ``"openai:..."``).
     Without one, an existing file is opened with the embedder it was written
@@ -123,12 +125,14 @@ def open(
     becomes a memory and a file holding anything else is refused; True makes a
     memory of any SQLite file, False opens only an existing memory.
     """
-    path = Path(path) if path is not None else default_path()
+    location: str | Path = default_path() if path is None else os.fspath(path)
+    if not is_postgres_url(location):  # a postgresql:// URL is not a path
+        location = Path(location)
     if isinstance(embedder, str):  # a bad spec is refused before the file is touched
         embedder = embeddings.create(embedder)
     # Opened once, without an embedder: a file names the model it was written with,
     # and the guard then checks the one given against that record.
-    store = Store(path, read_only=read_only, reranker=reranker, create=create)
+    store = Store(location, read_only=read_only, reranker=reranker, create=create)
     try:
         store.attach_embedder(
             embedder if embedder is not None else embeddings.create(store.embedder_name)

@@ -25,12 +25,25 @@ F = TypeVar("F", bound=Callable[..., Any])
 USER_ERRORS: tuple[type[BaseException], ...] = (RemembrancesError, OSError, ValueError)
 
 
+class MemoryLocation(click.ParamType):  # type: ignore[type-arg]
+    """``--db``: a memory file's path, or a ``postgresql://`` URL kept as it is."""
+
+    name = "path|url"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, Path):
+            return value
+        from ..postgres.url import is_postgres_url
+
+        return value if is_postgres_url(value) else Path(value)
+
+
 class State:
     """What the global options chose; the service is opened on first use."""
 
     def __init__(
         self,
-        db: Path | None,
+        db: Path | str | None,
         embedder: str | None,
         as_json: bool,
         debug: bool,
@@ -44,11 +57,16 @@ class State:
         self._service: RemembrancesService | None = None
 
     @cached_property
-    def db(self) -> Path:
-        """``--db``, else ``$REMEMBRANCES_DB``, else ``./.remembrances/memory.db``."""
+    def db(self) -> Path | str:
+        """``--db``, else ``$REMEMBRANCES_DB``, else ``./.remembrances/memory.db``
+        (a ``postgresql://`` URL stays a string: docs/scale-out.md)."""
         if self._db is not None:
             return self._db
+        from ..postgres.url import is_postgres_url
         from ..service import default_path
+
+        if is_postgres_url(os.environ.get("REMEMBRANCES_DB")):
+            return os.environ["REMEMBRANCES_DB"]
 
         return default_path()
 
@@ -70,7 +88,7 @@ class State:
             remote = RemoteMemory(self.url, token=os.environ.get("REMEMBRANCES_TOKEN") or None)
             self._service = cast("RemembrancesService", remote)
         if self._service is None:
-            if not self.db.exists():
+            if isinstance(self.db, Path) and not self.db.exists():
                 if not create:
                     raise click.ClickException(
                         f"no memory file at {self.db}; create one with `remembrances init` "
@@ -170,9 +188,10 @@ def json_option(fn: F) -> F:
 )
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=MemoryLocation(),
     default=None,
-    help="Memory file [default: $REMEMBRANCES_DB or ./.remembrances/memory.db].",
+    help="Memory file, or postgresql://user@host/db?memory=NAME "
+    "[default: $REMEMBRANCES_DB or ./.remembrances/memory.db].",
 )
 @click.option(
     "--embedder",
@@ -194,7 +213,7 @@ def json_option(fn: F) -> F:
 @click.pass_context
 def cli(
     ctx: click.Context,
-    db: Path | None,
+    db: Path | str | None,
     embedder: str | None,
     url: str | None,
     as_json: bool,

@@ -39,7 +39,7 @@ def reembed(state: State, spec: str | None, batch_size: int | None) -> None:
     spec = spec or state.embedder
     if not spec:
         raise click.UsageError("give the new model with --embedder SPEC")
-    if not state.db.exists():
+    if isinstance(state.db, Path) and not state.db.exists():
         raise click.ClickException(f"no memory file at {state.db}")
     from ..embeddings import create as create_embedder
     from ..reembed import reembed as run

@@ -22,7 +22,7 @@ def init(state: State) -> None:
     """Create the memory file (and its directory) and record the embedder it uses."""
     from ..connection import file_kind  # the store's modules load only when needed
 
-    existed = file_kind(state.db) == "memory"
+    existed = isinstance(state.db, Path) and file_kind(state.db) == "memory"
     svc = state.service(create=True, adopt=True)
     stats = svc.stats()
     data = {
@@ -149,7 +149,7 @@ def check(state: State, repair: bool, recover_to: Path | None) -> None:
     """
     from ..integrity import diagnose
 
-    if not state.db.exists():
+    if isinstance(state.db, Path) and not state.db.exists():
         state.service()  # the usual "no memory file" error
     if recover_to is not None:
         _recover(state, recover_to)

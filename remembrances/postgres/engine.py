@@ -36,6 +36,7 @@ from ..fts_query import query_terms
 from ..schema import migrate
 from ..storage.engine import Candidates, Engine, NewChunk, VectorIndexKind
 from ..storage.filters import ChunkFilter
+from ..storage.reports import CheckReport
 from ..storage.transaction import Dialect, Transaction
 from .connection import PostgresDatabase, PostgresTransaction
 from .schema import STORE_MIGRATIONS, TEXT_CONFIG, drop_vector_index_script, vector_script
@@ -390,6 +391,88 @@ class PostgresEngine:
 
     def forget_vectors(self) -> None:
         """No vectors are held in this process."""
+
+    def check(self, *, repair: bool = False) -> CheckReport:
+        """Whether the word statistics, the vector column and its index agree with
+        the chunks and the model record; ``repair`` rebuilds what does not."""
+        report = CheckReport()
+        context = self.read() if self.read_only or not repair else self.write()
+        with context as tx:
+            report.chunks = int(tx.execute("SELECT count(*) AS n FROM chunks").scalar())
+            report.vectors = int(tx.execute("SELECT count(embedding) AS n FROM chunks").scalar())
+            dim = tx.execute("SELECT value FROM meta WHERE key = 'dim'").scalar()
+            embedder = tx.execute("SELECT value FROM meta WHERE key = 'embedder'").scalar()
+            if report.vectors and (dim is None or embedder is None):
+                report.problems.append(
+                    "vectors exist but the memory records no embedder or dimension"
+                )
+            self._check_triggers(tx, report)
+            self._check_statistics(tx, report, repair)
+            if dim is not None:
+                self._check_vectors(tx, report, int(dim), repair)
+        return report
+
+    def _check_triggers(self, tx: Transaction, report: CheckReport) -> None:
+        present = {
+            str(r[0])
+            for r in tx.execute(
+                "SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = ? AND c.relname = 'chunks' AND t.tgenabled <> 'D'",
+                (self.db.schema,),
+            )
+        }
+        for name in ("chunks_text_insert", "chunks_text_delete", "chunks_text_update"):
+            if name not in present:
+                report.problems.append(
+                    f"trigger {name} is missing or disabled: word statistics go stale"
+                )
+
+    @staticmethod
+    def _check_statistics(tx: Transaction, report: CheckReport, repair: bool) -> None:
+        recount = (
+            "SELECT u.lexeme AS term, count(*) AS chunks FROM chunks c, unnest(c.tsv) u "
+            "GROUP BY u.lexeme"
+        )
+        wrong = tx.execute(
+            f"SELECT count(*) AS n FROM ({recount}) r FULL JOIN text_terms t ON t.term = r.term "
+            "WHERE r.chunks IS DISTINCT FROM t.chunks"
+        ).scalar()
+        totals = tx.execute(
+            "SELECT (SELECT chunks FROM text_totals) = (SELECT count(*) FROM chunks) "
+            "AND (SELECT tokens FROM text_totals) = (SELECT coalesce(sum(cardinality("
+            "u.positions)), 0) FROM chunks c, unnest(c.tsv) u) AS ok"
+        ).scalar()
+        if not wrong and totals:
+            return
+        problem = f"word statistics disagree with the chunks ({wrong} words)"
+        report.problems.append(problem)
+        if repair:
+            tx.execute("DELETE FROM text_terms")
+            tx.execute(f"INSERT INTO text_terms (term, chunks) {recount}")
+            tx.execute(
+                "UPDATE text_totals SET chunks = (SELECT count(*) FROM chunks), tokens = "
+                "(SELECT coalesce(sum(cardinality(u.positions)), 0) "
+                "FROM chunks c, unnest(c.tsv) u)"
+            )
+            report.repaired.append(problem)
+
+    def _check_vectors(self, tx: Transaction, report: CheckReport, dim: int, repair: bool) -> None:
+        column = tx.execute(
+            "SELECT format_type(a.atttypid, a.atttypmod) AS type FROM pg_attribute a "
+            "JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = ? AND c.relname = 'chunks' AND a.attname = 'embedding'",
+            (self.db.schema,),
+        ).scalar()
+        problems = []
+        if column != f"vector({dim})":
+            problems.append(f"the vector column is {column}, not vector({dim}) as recorded")
+        if not self.has_vector_table(tx):
+            problems.append("the HNSW vector index is missing: vector searches scan every row")
+        report.problems.extend(problems)
+        if problems and repair:
+            tx.execute(vector_script(dim))
+            report.repaired.extend(problems)
 
     def index_bytes(self) -> int:
         return 0

@@ -154,3 +154,20 @@ def test_switching_the_model_rewrites_vectors_from_the_cache(engine: PostgresEng
         back = engine.vectors(tx, ids)
         assert list(back) == [ids[1]] and np.array_equal(back[ids[1]], new)
         assert engine.vector_leg(tx, new, 5, ChunkFilter())[0][0] == ids[1]
+
+
+def test_check_finds_and_repairs_stale_statistics_and_a_missing_index(
+    engine: PostgresEngine,
+) -> None:
+    with engine.write() as tx:
+        engine.insert_chunks(tx, _chunks(_unit(4)))
+        tx.execute("INSERT INTO meta (key, value) VALUES ('embedder', 'x'), ('dim', ?)", (str(DIM),))
+    assert engine.check().ok and engine.check().chunks == 4
+    with engine.write() as tx:
+        tx.execute("UPDATE text_terms SET chunks = chunks + 5 WHERE term = 'chunk'")
+        tx.execute("DROP INDEX chunks_embedding")
+    found = engine.check()
+    assert not found.ok and len(found.problems) == 2, found.problems
+    repaired = engine.check(repair=True)
+    assert repaired.ok and repaired.repaired == repaired.problems
+    assert engine.check().problems == []
