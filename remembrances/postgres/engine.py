@@ -45,6 +45,8 @@ from .tsquery import any_words, fold
 #: ``hnsw.ef_search`` bounds: at least 100 (pgvector defaults to 40), at most its maximum.
 EF_SEARCH_MIN = 100
 EF_SEARCH_MAX = 1000
+#: A word in more than this share of the chunks is "common" to the text leg (text_leg).
+COMMON_SHARE = 0.05
 #: Rows per multi-row INSERT (one trigger run and one round trip per batch).
 INSERT_BATCH = 200
 
@@ -302,17 +304,65 @@ class PostgresEngine:
     # -- the text leg and word coverage -----------------------------------------------
 
     def text_leg(self, tx: Transaction, query: str, pool: int, where: ChunkFilter) -> Candidates:
-        terms = query_terms(fold(query))
-        if not terms:
+        """Chunks holding any of the query's words, best ``ts_rank`` first.
+
+        Ranking every chunk that holds a common word is what makes an OR query
+        slow (``ts_rank`` reads each one). So when some of the query's words are
+        rare (in at most ``COMMON_SHARE`` of the chunks), the chunks holding a rare
+        word are asked for first, as BM25 would rank them first anyway; only when
+        they are fewer than the pool does the query run with every word.
+        """
+        words = query_terms(fold(query))
+        if not words:
             return []
+        rare = self._rare_words(tx, words)
+        if rare and len(rare) < len(words):
+            hits = self._text_hits(tx, rare, pool, where)
+            if len(hits) >= pool:
+                return hits
+        return self._text_hits(tx, words, pool, where)
+
+    @staticmethod
+    def _text_hits(
+        tx: Transaction, words: Sequence[str], pool: int, where: ChunkFilter
+    ) -> Candidates:
         sql, params = where.sql("postgresql")
         rows = tx.execute(
             f"SELECT c.id AS id, ts_rank(c.tsv, q) AS rank "
             f"FROM chunks c, to_tsquery('{TEXT_CONFIG}', ?) q "
             f"WHERE c.tsv @@ q AND {sql} ORDER BY rank DESC, c.id LIMIT ?",
-            (any_words(terms), *params, pool),
+            (any_words(words), *params, pool),
         )
         return [(int(r[0]), float(r[1])) for r in rows]
+
+    def _rare_words(self, tx: Transaction, words: Sequence[str]) -> list[str]:
+        """The words held by at most ``COMMON_SHARE`` of the chunks."""
+        totals = tx.execute("SELECT chunks FROM text_totals").scalar()
+        if not totals:
+            return []
+        pairs = self._stems(tx, words)
+        found = {
+            str(r["term"]): int(r["chunks"])
+            for r in tx.execute(
+                "SELECT term, chunks FROM text_terms WHERE term = ANY(?)", ([s for _, s in pairs],)
+            )
+        }
+        limit = COMMON_SHARE * int(totals)
+        return [word for word, stem in pairs if found.get(stem, 0) <= limit]
+
+    @staticmethod
+    def _stems(tx: Transaction, words: Sequence[str]) -> list[tuple[str, str]]:
+        """Each word with its stem under the text configuration, in order."""
+        pairs = []
+        for row in tx.execute(
+            "SELECT w.n AS n, (SELECT min(lexeme) FROM unnest("
+            f"to_tsvector('{TEXT_CONFIG}', w.word))) AS stem "
+            "FROM unnest(CAST(? AS text[])) WITH ORDINALITY AS w(word, n) ORDER BY w.n",
+            (list(words),),
+        ):
+            word = words[int(row["n"]) - 1]
+            pairs.append((word, str(row["stem"] or word)))
+        return pairs
 
     def text_match(self, tx: Transaction, query: str, ids: Sequence[int]) -> dict[int, float]:
         """Word coverage in [0, 1], as :func:`remembrances.text_match.text_match` computes
@@ -321,13 +371,7 @@ class PostgresEngine:
         if not words or not ids:
             return {}
         stems: list[str] = []
-        for row in tx.execute(
-            "SELECT w.n AS n, (SELECT min(lexeme) FROM unnest("
-            f"to_tsvector('{TEXT_CONFIG}', w.word))) AS stem "
-            "FROM unnest(CAST(? AS text[])) WITH ORDINALITY AS w(word, n) ORDER BY w.n",
-            (words,),
-        ):
-            stem = row["stem"] or words[int(row["n"]) - 1]
+        for _, stem in self._stems(tx, words):
             if stem not in stems:  # "deploy" and "deploys" count once
                 stems.append(stem)
         totals = tx.execute("SELECT chunks, tokens FROM text_totals").fetchone()

@@ -161,7 +161,9 @@ def test_check_finds_and_repairs_stale_statistics_and_a_missing_index(
 ) -> None:
     with engine.write() as tx:
         engine.insert_chunks(tx, _chunks(_unit(4)))
-        tx.execute("INSERT INTO meta (key, value) VALUES ('embedder', 'x'), ('dim', ?)", (str(DIM),))
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('embedder', 'x'), ('dim', ?)", (str(DIM),)
+        )
     assert engine.check().ok and engine.check().chunks == 4
     with engine.write() as tx:
         tx.execute("UPDATE text_terms SET chunks = chunks + 5 WHERE term = 'chunk'")
@@ -171,3 +173,23 @@ def test_check_finds_and_repairs_stale_statistics_and_a_missing_index(
     repaired = engine.check(repair=True)
     assert repaired.ok and repaired.repaired == repaired.problems
     assert engine.check().problems == []
+
+
+def test_text_leg_asks_rare_words_first_but_never_returns_fewer(engine: PostgresEngine) -> None:
+    texts = [f"common note {i}" for i in range(100)] + [f"common rare note {i}" for i in range(3)]
+    with engine.write() as tx:
+        ids = engine.insert_chunks(
+            tx,
+            [
+                NewChunk("kb", "default", f"s{i}", 0, t, "{}", f"h{i}", None, None, 0.0, None)
+                for i, t in enumerate(texts)
+            ],
+        )
+    rare_ids = set(ids[100:])  # 3 of 103 chunks: rare
+    with engine.read() as tx:
+        assert engine._rare_words(tx, ["common", "rare"]) == ["rare"]
+        two = engine.text_leg(tx, "common rare", 2, ChunkFilter())
+        five = engine.text_leg(tx, "common rare", 5, ChunkFilter())
+    assert len(two) == 2 and {i for i, _ in two} <= rare_ids
+    # Only 3 chunks hold the rare word: the leg falls back to every word for 5.
+    assert len(five) == 5 and rare_ids <= {i for i, _ in five}
