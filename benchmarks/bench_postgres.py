@@ -15,8 +15,10 @@ Figures (median ms over the queries; the machine is shared, so read ratios):
 - ingest chunks/s on each engine (PostgreSQL keeps its HNSW and GIN indexes live);
 - vector, text and hybrid top-10 latency on each engine, and PostgreSQL ÷ SQLite
   (issue 16's target: PostgreSQL hybrid within 3x of SQLite hybrid);
-- HNSW recall@10 against an exact scan of the same table (target >= 0.95), and a
-  filtered search's result count (never fewer than 10 while 10 match);
+- HNSW recall@10 against an exact scan of the same table (target >= 0.95), on the
+  random vectors (the worst case: no structure) and, with ``--real-vectors
+  MEMORY.db``, on a real embedder's vectors; and a filtered search's result
+  count (never fewer than 10 while 10 match);
 - 8 writer processes x 1,000 writes on each engine: errors and lost rows (must be
   0 and 0) and the wall time.
 
@@ -130,6 +132,55 @@ def recall(store: Store, queries: list[str], embedder: SeededEmbedder) -> dict[s
     return {"hnsw_recall_at_10": float(np.mean(found)), "filtered_min_results": min(filtered)}
 
 
+def real_recall(server_url: str, memory_file: Path, queries: int = 50) -> dict[str, Any]:
+    """HNSW recall@10 on a real embedder's vectors: a SQLite memory's chunks (e.g.
+    SciFact with all-MiniLM-L6-v2 from ``bench_quality.py --cache``), ``queries`` of
+    them held out and used as queries. No text is embedded."""
+    from remembrances.storage.engine import NewChunk
+    from remembrances.storage.filters import ChunkFilter
+
+    with Store(memory_file, read_only=True) as source, source.snapshot() as tx:
+        blobs = [
+            bytes(r[0])
+            for r in tx.execute(
+                "SELECT embedding FROM chunks c WHERE c.embedding IS NOT NULL ORDER BY c.id"
+            )
+        ]
+        name = source.embedder_name
+    matrix = np.stack([np.frombuffer(b, dtype="<f4") for b in blobs])
+    held = set(np.random.default_rng(3).choice(len(matrix), queries, replace=False).tolist())
+    engine: Any = None
+    target = Store(memory_url(server_url, "bench_real"))
+    try:
+        engine = target.engine
+        with engine.write() as tx:
+            engine.create_vector_table(tx, matrix.shape[1], fill=False)
+            engine.insert_chunks(
+                tx,
+                [
+                    NewChunk(
+                        "kb", "default", f"d{i}", 0, "x", "{}", f"h{i}", None, None, 0.0, blobs[i]
+                    )
+                    for i in range(len(matrix))
+                    if i not in held
+                ],
+            )
+        found = []
+        with engine.read() as tx:
+            for i in sorted(held):
+                approx = engine.vector_leg(tx, matrix[i], 10, ChunkFilter(), exact=False)
+                exact = engine.vector_leg(tx, matrix[i], 10, ChunkFilter(), exact=True)
+                found.append(len({a for a, _ in approx} & {e for e, _ in exact}) / 10)
+    finally:
+        target.close()
+    return {
+        "embedder": name,
+        "chunks": len(matrix) - len(held),
+        "queries": len(held),
+        "hnsw_recall_at_10": float(np.mean(found)),
+    }
+
+
 def _writer(location: str, worker: int, writes: int, queue: Any) -> None:
     errors: list[str] = []
     store = Store(location, embedder=SeededEmbedder())
@@ -194,6 +245,10 @@ def run(args: argparse.Namespace, server_url: str, workdir: Path) -> dict[str, A
             out[f"{mode}_pg_over_sqlite"] = out[f"postgres_{mode}_ms"] / out[f"sqlite_{mode}_ms"]
         print(json.dumps(out), flush=True)
         results[str(n)] = out
+    if args.real_vectors:
+        figures = real_recall(server_url, args.real_vectors)
+        print(json.dumps({"real_vectors": figures}), flush=True)
+        results["real_vectors"] = figures
     if args.writers:
         for name, location in (
             ("sqlite", str(workdir / "writers.db")),
@@ -212,6 +267,9 @@ def main() -> int:
     parser.add_argument("--writers", type=int, default=8, help="writer processes (0: skip)")
     parser.add_argument("--writes", type=int, help="writes per process (default 1000)")
     parser.add_argument("--url", help="a PostgreSQL server to use instead of pgserver")
+    parser.add_argument(
+        "--real-vectors", type=Path, help="a SQLite memory whose vectors measure HNSW recall too"
+    )
     args, _ = parser.parse_known_args()
     args.sizes = args.sizes or ([10_000] if args.quick else [100_000])
     args.writes = args.writes or (200 if args.quick else 1000)

@@ -1,4 +1,5 @@
-"""The SQLite transaction the store hands to domain layers, on a real file."""
+"""The transaction the store hands to domain layers: on a real SQLite file and on a
+real PostgreSQL server (the same tests, through the backend fixture)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,18 @@ import pytest
 from remembrances import Store
 from remembrances.storage.transaction import Transaction, marks, row_type
 
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 def test_rows_read_by_column_name(store: Store) -> None:
+    dialect = store.engine.dialect
     with store.transaction() as tx:
         tx.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, title TEXT, n INTEGER)")
-        tx.executemany("INSERT INTO notes (title, n) VALUES (?, ?)", [("a", 1), ("b", 2)])
+        tx.executemany(
+            "INSERT INTO notes (id, title, n) VALUES (?, ?, ?)", [(1, "a", 1), (2, "b", 2)]
+        )
     with store.snapshot() as tx:
-        assert tx.dialect == "sqlite"
+        assert tx.dialect == dialect
         rows = tx.execute("SELECT id, title, n AS count FROM notes ORDER BY id").fetchall()
         assert [(r["title"], r["count"]) for r in rows] == [("a", 1), ("b", 2)]
         assert rows[0].keys() == ["id", "title", "count"]
@@ -56,7 +62,7 @@ def test_a_failing_block_writes_nothing(store: Store) -> None:
         assert tx.execute("SELECT count(*) AS n FROM t").fetchone()["n"] == 0
 
 
-def test_the_sqlite_transaction_meets_the_protocol(store: Store) -> None:
+def test_the_transaction_meets_the_protocol(store: Store) -> None:
     with store.snapshot() as tx:
         typed: Transaction = tx
         assert typed.execute("SELECT 2 AS two").fetchone() == (2,)
