@@ -181,6 +181,54 @@ def real_recall(server_url: str, memory_file: Path, queries: int = 50) -> dict[s
     }
 
 
+def scifact(server_url: str, memory_file: Path, workdir: Path) -> dict[str, Any]:
+    """SciFact (test split) nDCG@10 per search mode on both engines: the chunks and
+    vectors of a SQLite memory built by ``bench_quality.py --cache`` are copied into
+    PostgreSQL (nothing re-embedded); only the 300 queries are embedded (locally)."""
+    import shutil as copying
+
+    from bench_quality import EVAL_DIR
+
+    from remembrances.embeddings import create
+    from remembrances.evaluation import load_beir, rankings_for, score_rankings
+    from remembrances.storage.engine import NewChunk
+
+    data = load_beir(EVAL_DIR / "scifact", split="test")
+    local = workdir / "scifact.db"
+    copying.copy(memory_file, local)
+    embedder = create("local")
+    out: dict[str, Any] = {"queries": len(data.queries)}
+    sqlite = Store(local, embedder=embedder)
+    postgres = Store(memory_url(server_url, "bench_scifact"), embedder=embedder)
+    try:
+        with sqlite.snapshot() as tx:
+            rows = tx.execute(
+                "SELECT kind, collection, source, position, text, metadata, content_hash, "
+                "embed_text, ts, created_at, embedding FROM chunks c ORDER BY c.id"
+            ).fetchall()
+        engine: Any = postgres.engine
+        for start in range(0, len(rows), 1000):
+            with postgres.transaction() as tx:
+                engine.insert_chunks(
+                    tx,
+                    [
+                        NewChunk(*r[:10], bytes(r[10]) if r[10] else None)
+                        for r in rows[start : start + 1000]
+                    ],
+                )
+        out["chunks"] = len(rows)
+        for name, store in (("sqlite", sqlite), ("postgres", postgres)):
+            for mode in ("text", "vector", "hybrid"):
+                ranks = rankings_for(
+                    store, data.queries, mode=mode, kind="kb", collection="scifact"
+                )  # type: ignore[arg-type]
+                out[f"{name}_{mode}_ndcg10"] = score_rankings(ranks, data.qrels).ndcg
+    finally:
+        sqlite.close()
+        postgres.close()
+    return out
+
+
 def _writer(location: str, worker: int, writes: int, queue: Any) -> None:
     errors: list[str] = []
     store = Store(location, embedder=SeededEmbedder())
@@ -249,6 +297,10 @@ def run(args: argparse.Namespace, server_url: str, workdir: Path) -> dict[str, A
         figures = real_recall(server_url, args.real_vectors)
         print(json.dumps({"real_vectors": figures}), flush=True)
         results["real_vectors"] = figures
+    if args.scifact:
+        figures = scifact(server_url, args.scifact, workdir)
+        print(json.dumps({"scifact": figures}), flush=True)
+        results["scifact"] = figures
     if args.writers:
         for name, location in (
             ("sqlite", str(workdir / "writers.db")),
@@ -268,10 +320,15 @@ def main() -> int:
     parser.add_argument("--writes", type=int, help="writes per process (default 1000)")
     parser.add_argument("--url", help="a PostgreSQL server to use instead of pgserver")
     parser.add_argument(
+        "--scifact", type=Path, help="SciFact memory from bench_quality --cache: nDCG@10 on both"
+    )
+    parser.add_argument(
         "--real-vectors", type=Path, help="a SQLite memory whose vectors measure HNSW recall too"
     )
     args, _ = parser.parse_known_args()
-    args.sizes = args.sizes or ([10_000] if args.quick else [100_000])
+    args.sizes = (
+        [] if args.sizes == [0] else (args.sizes or ([10_000] if args.quick else [100_000]))
+    )
     args.writes = args.writes or (200 if args.quick else 1000)
     print(f"cores: {os.cpu_count()}, load average: {os.getloadavg()}", flush=True)
     workdir = Path(tempfile.mkdtemp(prefix="bench-postgres-"))
