@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -36,6 +37,12 @@ def embedder() -> HashEmbedder:
     return HashEmbedder(64)
 
 
+#: Suites whose store tests all run on both engines (the code layer's tables are
+#: SQLite-only so far; other modules opt in with the backends marker).
+BOTH_BACKENDS = frozenset({"kb", "events"})
+TESTS = Path(__file__).resolve().parent
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Run a test on each backend its module names with ``pytest.mark.backends(...)``.
 
@@ -45,7 +52,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """
     if "backend" in metafunc.fixturenames:
         marker = metafunc.definition.get_closest_marker("backends")
-        metafunc.parametrize("backend", marker.args if marker else ("sqlite",))
+        # REMEMBRANCES_TEST_BACKENDS=sqlite,postgresql tries an unmarked suite on both.
+        default = os.environ.get("REMEMBRANCES_TEST_BACKENDS", "sqlite").split(",")
+        suite = Path(str(metafunc.definition.path)).resolve().relative_to(TESTS).parts[0]
+        if suite in BOTH_BACKENDS:
+            default = ["sqlite", "postgresql"]
+        metafunc.parametrize("backend", marker.args if marker else default)
 
 
 @pytest.fixture

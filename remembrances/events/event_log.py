@@ -26,7 +26,14 @@ from ..store import Prepared, SearchMode, Store
 from ..validation import check_min_score, check_name, check_unicode, encode_metadata
 from .conversation import Turn, new_turns, read_messages, scope_name
 from .records import Event
-from .tables import COLUMNS, EVENTS_MIGRATIONS, LEGACY_COLUMNS, Events, Scope
+from .tables import (
+    COLUMNS,
+    EVENTS_MIGRATIONS,
+    EVENTS_MIGRATIONS_POSTGRESQL,
+    LEGACY_COLUMNS,
+    Events,
+    Scope,
+)
 from .times import from_micros, now_utc, parse_duration, to_micros, to_utc, window
 
 KIND = "event"
@@ -181,7 +188,7 @@ class EventLog:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._write_lock = threading.Lock()
-        store.migrate("events", EVENTS_MIGRATIONS)
+        store.migrate("events", EVENTS_MIGRATIONS, postgresql=EVENTS_MIGRATIONS_POSTGRESQL)
         # A file opened read-only that never held events has no events table.
         version = store.meta("schema:events")
         self._has_tables = version is not None

@@ -52,7 +52,7 @@ class KnowledgeBase:
         self.store = store
         self.chunker = chunker or Chunker()
         self._write_lock = threading.Lock()
-        store.migrate("kb", tables.KB_MIGRATIONS)
+        store.migrate("kb", tables.KB_MIGRATIONS, postgresql=tables.KB_MIGRATIONS_POSTGRESQL)
         # A file opened read-only that never held documents has no KB tables.
         self._has_tables = store.meta("schema:kb") is not None
 

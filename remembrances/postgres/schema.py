@@ -62,7 +62,9 @@ STORE_MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX chunks_source ON chunks (source, kind);
     CREATE INDEX chunks_ts ON chunks (ts) WHERE ts IS NOT NULL;
     CREATE INDEX chunks_pending ON chunks (kind, collection) WHERE embedding IS NULL;
-    CREATE INDEX chunks_tsv ON chunks USING gin (tsv);
+    -- fastupdate off: new rows go straight into the index instead of a pending
+    -- list that every text query scans until a vacuum merges it.
+    CREATE INDEX chunks_tsv ON chunks USING gin (tsv) WITH (fastupdate = off);
 
     CREATE TABLE text_terms (
         term   text PRIMARY KEY,
