@@ -44,6 +44,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_quality import EVAL_DIR
 from bench_store import PER_SOURCE, QUERIES, SOURCES_PER_TXN, vocabulary, zipf_words
 from bench_vector import DIM, SeededEmbedder, per_query_ms, unit_rows
 
@@ -181,19 +182,17 @@ def real_recall(server_url: str, memory_file: Path, queries: int = 50) -> dict[s
     }
 
 
-def scifact(server_url: str, memory_file: Path, workdir: Path) -> dict[str, Any]:
+def scifact(server_url: str, memory_file: Path, workdir: Path, eval_dir: Path) -> dict[str, Any]:
     """SciFact (test split) nDCG@10 per search mode on both engines: the chunks and
     vectors of a SQLite memory built by ``bench_quality.py --cache`` are copied into
     PostgreSQL (nothing re-embedded); only the 300 queries are embedded (locally)."""
     import shutil as copying
 
-    from bench_quality import EVAL_DIR
-
     from remembrances.embeddings import create
     from remembrances.evaluation import load_beir, rankings_for, score_rankings
     from remembrances.storage.engine import NewChunk
 
-    data = load_beir(EVAL_DIR / "scifact", split="test")
+    data = load_beir(eval_dir / "scifact", split="test")
     local = workdir / "scifact.db"
     copying.copy(memory_file, local)
     embedder = create("local")
@@ -298,7 +297,7 @@ def run(args: argparse.Namespace, server_url: str, workdir: Path) -> dict[str, A
         print(json.dumps({"real_vectors": figures}), flush=True)
         results["real_vectors"] = figures
     if args.scifact:
-        figures = scifact(server_url, args.scifact, workdir)
+        figures = scifact(server_url, args.scifact, workdir, args.eval)
         print(json.dumps({"scifact": figures}), flush=True)
         results["scifact"] = figures
     if args.writers:
@@ -319,6 +318,9 @@ def main() -> int:
     parser.add_argument("--writers", type=int, default=8, help="writer processes (0: skip)")
     parser.add_argument("--writes", type=int, help="writes per process (default 1000)")
     parser.add_argument("--url", help="a PostgreSQL server to use instead of pgserver")
+    parser.add_argument(
+        "--eval", type=Path, default=EVAL_DIR, help="the eval sets' folder (for --scifact)"
+    )
     parser.add_argument(
         "--scifact", type=Path, help="SciFact memory from bench_quality --cache: nDCG@10 on both"
     )

@@ -35,7 +35,6 @@ from .errors import (
     InvalidInputError,
     NotFoundError,
     ReadOnlyError,
-    RemembrancesError,
     RerankerNotConfiguredError,
     SchemaVersionError,
 )
@@ -272,25 +271,8 @@ class Store:
         with self.engine.read() as tx:
             yield tx
 
-    def migrate(
-        self,
-        layer: str,
-        migrations: Sequence[str],
-        *,
-        postgresql: Sequence[str] | None = None,
-    ) -> None:
-        """Create or upgrade a domain layer's own tables.
-
-        ``postgresql``: the same migrations in PostgreSQL's DDL, used on a memory
-        on a server; a layer without them cannot live there yet.
-        """
-        if self.engine.dialect == "postgresql":
-            if postgresql is None:
-                raise RemembrancesError(
-                    f"the {layer} layer cannot keep its tables in PostgreSQL yet "
-                    "(docs/scale-out.md); use a SQLite memory for it"
-                )
-            migrations = postgresql
+    def migrate(self, layer: str, migrations: Sequence[str]) -> None:
+        """Create or upgrade a domain layer's own tables."""
         if self.engine.read_only:
             with self.engine.read() as tx:
                 value = tx.execute(

@@ -29,7 +29,6 @@ from .records import Event
 from .tables import (
     COLUMNS,
     EVENTS_MIGRATIONS,
-    EVENTS_MIGRATIONS_POSTGRESQL,
     LEGACY_COLUMNS,
     Events,
     Scope,
@@ -188,7 +187,9 @@ class EventLog:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._write_lock = threading.Lock()
-        store.migrate("events", EVENTS_MIGRATIONS, postgresql=EVENTS_MIGRATIONS_POSTGRESQL)
+        with store.snapshot() as tx:
+            dialect = tx.dialect
+        store.migrate("events", EVENTS_MIGRATIONS[dialect])
         # A file opened read-only that never held events has no events table.
         version = store.meta("schema:events")
         self._has_tables = version is not None

@@ -52,7 +52,9 @@ class KnowledgeBase:
         self.store = store
         self.chunker = chunker or Chunker()
         self._write_lock = threading.Lock()
-        store.migrate("kb", tables.KB_MIGRATIONS, postgresql=tables.KB_MIGRATIONS_POSTGRESQL)
+        with store.snapshot() as tx:
+            dialect = tx.dialect
+        store.migrate("kb", tables.KB_MIGRATIONS[dialect])
         # A file opened read-only that never held documents has no KB tables.
         self._has_tables = store.meta("schema:kb") is not None
 
