@@ -22,7 +22,7 @@ Figures (median ms over the queries; the machine is shared, so read ratios):
 - 8 writer processes x 1,000 writes on each engine: errors and lost rows (must be
   0 and 0) and the wall time.
 
-Run: ``.venv/bin/python benchmarks/bench_postgres.py`` (``--quick``: 10k chunks,
+Run: ``.venv/bin/python -m benchmarks.bench_postgres`` (``--quick``: 10k chunks,
 8 x 200 writes; ``--sizes 100000``; ``--writers 8 --writes 1000``).
 """
 
@@ -41,13 +41,9 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_quality import EVAL_DIR
-from bench_store import PER_SOURCE, QUERIES, SOURCES_PER_TXN, vocabulary, zipf_words
-from bench_vector import DIM, SeededEmbedder, per_query_ms, unit_rows
-
+from benchmarks.bench_quality import EVAL_DIR
+from benchmarks.bench_store import PER_SOURCE, QUERIES, SOURCES_PER_TXN, vocabulary, zipf_words
+from benchmarks.harness import DIM, SeededEmbedder, per_query_ms, unit_rows
 from remembrances import Chunk, Store
 from remembrances.fts_query import STOP_WORDS
 from remembrances.store import Prepared, PreparedChunk, content_hash
