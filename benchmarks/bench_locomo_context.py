@@ -12,7 +12,7 @@ block's items (what ``bench_locomo.py`` counts), among them for the questions
 whose evidence ``events.search`` ranks in its top 5, and an evidence turn's text
 anywhere in the block (as an item or as the turn before one).
 
-Run: ``.venv/bin/python benchmarks/bench_locomo_context.py``
+Run from the repository root: ``.venv/bin/python -m benchmarks.bench_locomo_context``
 """
 
 from __future__ import annotations
@@ -24,13 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.bench_locomo import DATA, CachedEmbedder  # noqa: E402
-from remembrances import RemembrancesService, Store  # noqa: E402
-from remembrances.conversation_eval import load  # noqa: E402
-from remembrances.embeddings import create  # noqa: E402
+from benchmarks.bench_locomo import DATA, CachedEmbedder
+from remembrances import RemembrancesService, Store
+from remembrances.conversation_eval import load
+from remembrances.embeddings import create
 
 
 def main() -> int:
