@@ -19,12 +19,16 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..code.parsing.analysis import source_lines
 from ..formatting import code_label
 from .plan import EnrichmentPlan
 from .sources import ContextItem, SourceSearch, symbol_item
+
+if TYPE_CHECKING:
+    from ..code import CodeIndexer, CodeSymbol
+    from ..service import RemembrancesService
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +126,7 @@ def code_aware(
         return searches
     semantic = searches.get("code")
 
-    def search(service: Any, plan: EnrichmentPlan) -> list[ContextItem]:
+    def search(service: RemembrancesService, plan: EnrichmentPlan) -> list[ContextItem]:
         # The semantic search and the map run beside the definitions, so a slow
         # one cannot make the enricher drop the definitions with it.
         started = time.monotonic()
@@ -154,7 +158,7 @@ def code_aware(
 
 
 def _named(
-    service: Any,
+    service: RemembrancesService,
     prompt: str,
     names: list[str],
     paths: list[str],
@@ -196,7 +200,9 @@ def _named(
     return definitions + listed + uses + maps
 
 
-def _definitions(code: Any, name: str, words: set[str]) -> tuple[list[Any], list[Any]]:
+def _definitions(
+    code: CodeIndexer, name: str, words: set[str]
+) -> tuple[list[CodeSymbol], list[CodeSymbol]]:
     """(shown, others): the definitions of ``name``, the likeliest meant first.
 
     Exact (case-sensitive) matches only: find_symbol also tries ignoring case.
@@ -250,7 +256,7 @@ def _words(text: str) -> set[str]:
     return words | {w.lower() for w in _WORD.findall(text.replace("_", " "))}
 
 
-def _others_item(name: str, others: list[Any]) -> list[ContextItem]:
+def _others_item(name: str, others: list[CodeSymbol]) -> list[ContextItem]:
     """Where else ``name`` is defined: an agent sees the name is ambiguous, and where."""
     if not others:
         return []
@@ -264,7 +270,7 @@ def _others_item(name: str, others: list[Any]) -> list[ContextItem]:
     return [ContextItem("code", origin, "\n".join(lines), None, f"code:definitions:{name}")]
 
 
-def _definition_item(symbol: Any, root: str | None) -> ContextItem:
+def _definition_item(symbol: CodeSymbol, root: str | None) -> ContextItem:
     """The definition as a search hit would show it (same key, so it is not repeated)."""
     text = _source_lines(root, symbol.path, symbol.start_line, symbol.end_line)
     if not text:
@@ -282,7 +288,7 @@ def _source_lines(root: str | None, path: str, start: int, end: int) -> str:
     return "\n".join(source_lines(data)[start - 1 : end])
 
 
-def _uses_item(code: Any, project: str, name: str) -> list[ContextItem]:
+def _uses_item(code: CodeIndexer, project: str, name: str) -> list[ContextItem]:
     refs = [r for r in code.references(name, project=project, limit=200) if not r.is_definition]
     if not refs:
         return []
@@ -297,7 +303,7 @@ def _uses_item(code: Any, project: str, name: str) -> list[ContextItem]:
     return [ContextItem("code", origin, "\n".join(lines), None, f"code:uses:{project}:{name}")]
 
 
-def _map_item(code: Any, project: str, focus: list[str]) -> list[ContextItem]:
+def _map_item(code: CodeIndexer, project: str, focus: list[str]) -> list[ContextItem]:
     repo_map: Callable[..., Any] | None = getattr(code, "repo_map", None)
     if repo_map is None:
         return []
