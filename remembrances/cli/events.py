@@ -222,22 +222,27 @@ def import_(
     with state.out.progress(f"importing {file.name}") as task:
         task.total(total)
         done = 0
-        for part in sessions:
+        try:
+            for part in sessions:
 
-            def progress(_phase: str, n: int, _total: int | None, base: int = done) -> None:
-                task.done(base + n)  # one count over every session's turns
+                def progress(_phase: str, n: int, _total: int | None, base: int = done) -> None:
+                    task.done(base + n)  # one count over every session's turns
 
-            results.append(
-                log_.log_conversation(
-                    part.messages,
-                    session=part.session,
-                    user=part.user or user,
-                    at=part.at or at,
-                    progress=progress,
+                results.append(
+                    log_.log_conversation(
+                        part.messages,
+                        session=part.session,
+                        user=part.user or user,
+                        at=part.at or at,
+                        progress=progress,
+                    )
                 )
-            )
-            done += len(part.messages)
-            task.done(done)
+                done += len(part.messages)
+                task.done(done)
+        except Exception:  # a later session refused: the file is imported whole or not at all
+            for event in (e for r in results for e in r.added):
+                log_.delete(event.id)
+            raise
     data = {
         "sessions": [
             {"session": r.session, "added": len(r.added), "already_stored": r.already_stored}

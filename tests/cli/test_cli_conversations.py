@@ -85,3 +85,21 @@ def test_eval_reads_conversations_and_questions(run: Run, tmp_path: Path) -> Non
     bad.write_text(json.dumps({"type": "question", "question": "x"}), encoding="utf-8")
     failed = run("eval", str(bad))
     assert failed.exit_code == 1 and "evidence" in failed.stderr
+
+
+def test_an_import_refused_in_a_later_session_keeps_none_of_the_earlier_ones(
+    run: Run, tmp_path: Path
+) -> None:
+    owned = tmp_path / "b.json"
+    owned.write_text(json.dumps([{"speaker": "Ben", "text": "I run on Sundays."}]), "utf-8")
+    assert run("events", "import", str(owned), "--user", "bob").exit_code == 0
+    file = tmp_path / "two.jsonl"
+    lines = [  # session "a" is new; session "b" belongs to bob, and this file is alice's
+        {"session": "a", "speaker": "Ann", "text": "We moved to Lisbon."},
+        {"session": "b", "speaker": "Ann", "text": "Hello Ben."},
+    ]
+    file.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    refused = run("events", "import", str(file), "--user", "alice")
+    assert refused.exit_code == 1 and "bob" in refused.stderr
+    assert as_json(run("events", "list", "--session", "a", "--json")) == []
+    assert len(as_json(run("events", "list", "--json"))) == 1  # bob's turn only
