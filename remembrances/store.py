@@ -54,7 +54,7 @@ from .storage.search import QueryVectors, SearchRequest
 from .storage.search import Reranker as Reranker
 from .storage.search import SearchMode as SearchMode
 from .storage.sqlite_engine import SqliteEngine
-from .storage.transaction import Row, Transaction
+from .storage.transaction import Dialect, Row, Transaction
 from .validation import check_min_score, check_name, check_text, check_unicode, encode_metadata
 from .vector_index import VectorIndex
 
@@ -271,18 +271,23 @@ class Store:
         with self.engine.read() as tx:
             yield tx
 
-    def migrate(self, layer: str, migrations: Sequence[str]) -> None:
-        """Create or upgrade a domain layer's own tables."""
+    def migrate(self, layer: str, migrations: Mapping[Dialect, Sequence[str]]) -> None:
+        """Create or upgrade a domain layer's own tables.
+
+        ``migrations`` holds the layer's numbered steps per SQL dialect; the
+        engine's own are run (a file's schema version counts them).
+        """
+        steps = migrations[self.engine.dialect]
         if self.engine.read_only:
             with self.engine.read() as tx:
                 value = tx.execute(
                     "SELECT value FROM meta WHERE key = ?", (f"schema:{layer}",)
                 ).scalar()
-            if value is not None and int(value) > len(migrations):
+            if value is not None and int(value) > len(steps):
                 raise SchemaVersionError(f"this file's {layer} schema is newer than this version")
             return
         with self.engine.write() as tx:
-            migrate(tx, layer, migrations)
+            migrate(tx, layer, steps)
 
     # -- writing -----------------------------------------------------------------------
 

@@ -50,9 +50,7 @@ class CodeIndexer:
         embed_batch: int = 256,
     ) -> None:
         self.store = store
-        with store.snapshot() as tx:
-            dialect = tx.dialect
-        store.migrate("code", CODE_MIGRATIONS[dialect])
+        store.migrate("code", CODE_MIGRATIONS)
         self._writer = IndexWriter(
             store,
             max_file_bytes=max_file_bytes,

@@ -187,9 +187,7 @@ class EventLog:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._write_lock = threading.Lock()
-        with store.snapshot() as tx:
-            dialect = tx.dialect
-        store.migrate("events", EVENTS_MIGRATIONS[dialect])
+        store.migrate("events", EVENTS_MIGRATIONS)
         # A file opened read-only that never held events has no events table.
         version = store.meta("schema:events")
         self._has_tables = version is not None

@@ -52,9 +52,7 @@ class KnowledgeBase:
         self.store = store
         self.chunker = chunker or Chunker()
         self._write_lock = threading.Lock()
-        with store.snapshot() as tx:
-            dialect = tx.dialect
-        store.migrate("kb", tables.KB_MIGRATIONS[dialect])
+        store.migrate("kb", tables.KB_MIGRATIONS)
         # A file opened read-only that never held documents has no KB tables.
         self._has_tables = store.meta("schema:kb") is not None
 

@@ -119,7 +119,7 @@ def postgres(postgres_url: str) -> Iterator[PostgresDatabase]:
 def test_the_code_tables_answer_alike_on_sqlite_and_postgresql(
     store: Store, postgres: PostgresDatabase, tmp_path: Path
 ) -> None:
-    store.migrate("code", tables.CODE_MIGRATIONS["sqlite"])
+    store.migrate("code", tables.CODE_MIGRATIONS)
     on_sqlite = exercise(store.transaction, store.snapshot, str(tmp_path))
     on_postgres = exercise(postgres.write, postgres.read, str(tmp_path))
     assert on_sqlite["next_run"][0]["qualified_name"] == "Scheduler.next_run"
