@@ -42,11 +42,10 @@ from typing import Any
 import numpy as np
 
 from benchmarks.bench_quality import EVAL_DIR
-from benchmarks.bench_store import PER_SOURCE, QUERIES, SOURCES_PER_TXN, vocabulary, zipf_words
-from benchmarks.harness import DIM, SeededEmbedder, per_query_ms, unit_rows
+from benchmarks.bench_store import corpus, ingest
+from benchmarks.harness import SeededEmbedder, per_query_ms
 from remembrances import Chunk, Store
-from remembrances.fts_query import STOP_WORDS
-from remembrances.store import Prepared, PreparedChunk, content_hash
+from remembrances.storage.filters import ChunkFilter
 
 
 def start_server(folder: str) -> Any:
@@ -57,46 +56,6 @@ def start_server(folder: str) -> Any:
 
 def memory_url(server_url: str, name: str) -> str:
     return f"{server_url}{'&' if '?' in server_url else '?'}memory={name}"
-
-
-def corpus(n: int, seed: int = 5) -> tuple[list[list[tuple[str, Prepared]]], list[str], np.ndarray]:
-    """Transactions of sources of prepared chunks, the query texts, and every vector."""
-    rng = np.random.default_rng(seed)
-    words = vocabulary(rng)
-    queries: list[str] = []
-    while len(queries) < QUERIES:
-        query = zipf_words(rng, words, int(rng.integers(3, 6)))
-        if sum(w not in STOP_WORDS for w in query) >= 2:
-            queries.append(" ".join(query))
-    matrix = np.zeros((n, DIM), dtype=np.float32)
-    transactions = []
-    for first in range(0, n, PER_SOURCE * SOURCES_PER_TXN):
-        batches = []
-        for s in range(first, min(first + PER_SOURCE * SOURCES_PER_TXN, n), PER_SOURCE):
-            count = min(PER_SOURCE, n - s)
-            vectors = unit_rows(rng, count)
-            matrix[s : s + count] = vectors
-            chunks = []
-            for i, v in enumerate(vectors):
-                text = " ".join(zipf_words(rng, words, 30))
-                meta = json.dumps({"shard": (s + i) % 100})
-                chunks.append(
-                    PreparedChunk(text, meta, None, content_hash(text), None, v.tobytes())
-                )
-            batches.append((f"doc{s}", Prepared(chunks)))
-        transactions.append(batches)
-    return transactions, queries, matrix
-
-
-def ingest(store: Store, transactions: list[list[tuple[str, Prepared]]]) -> float:
-    elapsed = 0.0
-    for batches in transactions:
-        start = time.perf_counter()
-        with store.transaction():
-            for source, prepared in batches:
-                store.write_source("kb", "default", source, prepared)
-        elapsed += time.perf_counter() - start
-    return elapsed
 
 
 def latencies(store: Store, queries: list[str], prefix: str) -> dict[str, float]:
@@ -116,8 +75,6 @@ def recall(store: Store, queries: list[str], embedder: SeededEmbedder) -> dict[s
     with store.snapshot() as tx:
         for text in queries:
             vector = np.asarray(embedder.embed_query(text), dtype=np.float32)
-            from remembrances.storage.filters import ChunkFilter
-
             approx = engine.vector_leg(tx, vector, 10, ChunkFilter(), exact=False)
             exact = engine.vector_leg(tx, vector, 10, ChunkFilter(), exact=True)
             found.append(len({i for i, _ in approx} & {i for i, _ in exact}) / 10)
@@ -267,7 +224,7 @@ def writers(location: str, processes: int, writes: int) -> dict[str, Any]:
 def run(args: argparse.Namespace, server_url: str, workdir: Path) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for n in args.sizes:
-        transactions, queries, _ = corpus(n)
+        transactions, queries, _ = corpus(n, shards=True)
         seeded = SeededEmbedder()
         embedder = SeededEmbedder(table={t: seeded.embed_query(t) for t in queries})
         out: dict[str, Any] = {"n": n}

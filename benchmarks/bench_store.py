@@ -68,21 +68,25 @@ def zipf_words(rng: np.random.Generator, words: list[str], count: int) -> list[s
     return [words[r] for r in ranks]
 
 
-def bench_size(n: int, workdir: Path) -> dict[str, Any]:
-    rng = np.random.default_rng(5)
+Transactions = list[list[tuple[str, Prepared]]]
+
+
+def corpus(
+    n: int, *, seed: int = 5, shards: bool = False
+) -> tuple[Transactions, list[str], np.ndarray]:
+    """``n`` prepared chunks in transactions of sources, the query texts, and every vector.
+
+    ``shards``: each chunk's metadata names one of 100 shards (for filtered searches).
+    """
+    rng = np.random.default_rng(seed)
     words = vocabulary(rng)
-    query_texts = []
-    while len(query_texts) < QUERIES:  # questions name things: at least two content words
+    queries: list[str] = []
+    while len(queries) < QUERIES:  # questions name things: at least two content words
         query = zipf_words(rng, words, int(rng.integers(3, 6)))
         if sum(w not in STOP_WORDS for w in query) >= 2:
-            query_texts.append(" ".join(query))
-    seeded = SeededEmbedder()
-    embedder = SeededEmbedder(table={t: seeded.embed_query(t) for t in query_texts})
-    out: dict[str, Any] = {"n": n}
-    store = Store(workdir / f"store-{n}.db", embedder=embedder)
+            queries.append(" ".join(query))
     matrix = np.zeros((n, DIM), dtype=np.float32)
-
-    write_s = 0.0
+    transactions = []
     for first in range(0, n, PER_SOURCE * SOURCES_PER_TXN):
         batches = []
         for s in range(first, min(first + PER_SOURCE * SOURCES_PER_TXN, n), PER_SOURCE):
@@ -90,17 +94,36 @@ def bench_size(n: int, workdir: Path) -> dict[str, Any]:
             vectors = unit_rows(rng, count)
             matrix[s : s + count] = vectors
             chunks = []
-            for v in vectors:
+            for i, v in enumerate(vectors):
                 text = " ".join(zipf_words(rng, words, 30))
+                meta = json.dumps({"shard": (s + i) % 100}) if shards else "{}"
                 chunks.append(
-                    PreparedChunk(text, "{}", None, content_hash(text), None, v.tobytes())
+                    PreparedChunk(text, meta, None, content_hash(text), None, v.tobytes())
                 )
             batches.append((f"doc{s}", Prepared(chunks)))
+        transactions.append(batches)
+    return transactions, queries, matrix
+
+
+def ingest(store: Store, transactions: Transactions) -> float:
+    """Seconds spent writing ``transactions`` (one store transaction each)."""
+    elapsed = 0.0
+    for batches in transactions:
         start = time.perf_counter()
         with store.transaction():
             for source, prepared in batches:
                 store.write_source("kb", "default", source, prepared)
-        write_s += time.perf_counter() - start
+        elapsed += time.perf_counter() - start
+    return elapsed
+
+
+def bench_size(n: int, workdir: Path) -> dict[str, Any]:
+    transactions, query_texts, matrix = corpus(n)
+    seeded = SeededEmbedder()
+    embedder = SeededEmbedder(table={t: seeded.embed_query(t) for t in query_texts})
+    out: dict[str, Any] = {"n": n}
+    store = Store(workdir / f"store-{n}.db", embedder=embedder)
+    write_s = ingest(store, transactions)
     out["write_chunks_per_s"] = n / write_s
 
     start = time.perf_counter()
