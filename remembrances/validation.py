@@ -33,8 +33,13 @@ def check_unicode(value: str, what: str) -> str:
     return value
 
 
-def check_text(value: Any, what: str, *, limit: int | None = None, blank_ok: bool = False) -> str:
-    """``value`` if it is usable text, else an :class:`InvalidInputError` naming ``what``."""
+def check_text(
+    value: Any, what: str, *, limit: int | None = None, blank_ok: bool = False, hint: str = ""
+) -> str:
+    """``value`` if it is usable text, else an :class:`InvalidInputError` naming ``what``.
+
+    ``hint`` says what to do instead when the text is over ``limit``.
+    """
     if isinstance(value, bytes | bytearray | memoryview):
         raise InvalidInputError(f"{what} is binary data; decode it to text (UTF-8) first")
     if not isinstance(value, str):
@@ -42,7 +47,10 @@ def check_text(value: Any, what: str, *, limit: int | None = None, blank_ok: boo
     if not blank_ok and not value.strip():
         raise InvalidInputError(f"{what} is empty")
     if limit is not None and len(value) > limit:
-        raise InvalidInputError(f"{what} is {len(value):,} characters; the limit is {limit:,}")
+        advice = f" ({hint})" if hint else ""
+        raise InvalidInputError(
+            f"{what} is {len(value):,} characters; the limit is {limit:,}{advice}"
+        )
     return check_unicode(value, what)
 
 

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidInputError
-from ..validation import check_metadata, check_name, check_unicode
+from ..validation import check_metadata, check_name, check_text, check_unicode
 from .times import to_utc
 
 MAX_CONTENT_CHARS = 1_000_000
@@ -84,12 +84,9 @@ def _text(value: Any, what: str) -> str:
         )
     if not text.strip():
         raise InvalidInputError(f"{what} has no text")
-    if len(text) > MAX_CONTENT_CHARS:
-        raise InvalidInputError(
-            f"{what} is {len(text):,} characters; the limit is {MAX_CONTENT_CHARS:,} "
-            "(store long documents in the knowledge base)"
-        )
-    return check_unicode(text, what)
+    return check_text(
+        text, what, limit=MAX_CONTENT_CHARS, hint="store long documents in the knowledge base"
+    )
 
 
 def read_message(message: Any, index: int) -> Turn:

@@ -23,7 +23,7 @@ from ..progress import Progress
 from ..records import Chunk
 from ..storage.transaction import Row
 from ..store import Prepared, SearchMode, Store
-from ..validation import check_min_score, check_name, check_unicode, encode_metadata
+from ..validation import check_min_score, check_name, check_text, encode_metadata
 from .conversation import Turn, new_turns, read_messages, scope_name
 from .records import Event
 from .tables import (
@@ -439,19 +439,12 @@ class EventLog:
                 f"{what} has unknown fields {sorted(unknown)}; "
                 "use content, subject, at, metadata, user"
             )
-        content = item.get("content")
-        if not isinstance(content, str):
-            raise InvalidInputError(
-                f"{what} content must be a string, not {type(content).__name__}"
-            )
-        if not content.strip():
-            raise InvalidInputError(f"{what} content is empty")
-        if len(content) > MAX_CONTENT_CHARS:
-            raise InvalidInputError(
-                f"{what} content is {len(content):,} characters; the limit is "
-                f"{MAX_CONTENT_CHARS:,} (store long documents in the knowledge base)"
-            )
-        check_unicode(content, f"{what} content")
+        content = check_text(
+            item.get("content"),
+            f"{what} content",
+            limit=MAX_CONTENT_CHARS,
+            hint="store long documents in the knowledge base",
+        )
         subject = _subject(item.get("subject") or "")
         at = item.get("at")
         occurred = recorded if at is None else to_utc(at, "at")

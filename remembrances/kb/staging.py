@@ -18,7 +18,7 @@ from ..chunking import FORMATS, HEADING_SEPARATOR, Chunker, format_for
 from ..errors import InvalidInputError
 from ..records import Chunk
 from ..store import content_hash
-from ..validation import check_name, check_unicode, encode_metadata
+from ..validation import check_name, check_text, encode_metadata
 from .records import AddReport
 
 MAX_DOCUMENT_CHARS = 10_000_000
@@ -113,16 +113,12 @@ def stage(
     unchanged document (``AddReport`` then says "unchanged" too)."""
     source = check_name(source, "source")
     collection = check_name(collection, "collection")
-    if not isinstance(text, str):
-        raise InvalidInputError(f"document text must be a string, not {type(text).__name__}")
-    if not text.strip():
-        raise InvalidInputError(f"document {source!r} is empty")
-    if len(text) > MAX_DOCUMENT_CHARS:
-        raise InvalidInputError(
-            f"document {source!r} is {len(text):,} characters; the limit is "
-            f"{MAX_DOCUMENT_CHARS:,} (split it into several documents)"
-        )
-    check_unicode(text, f"document {source!r}")
+    text = check_text(
+        text,
+        f"document {source!r}",
+        limit=MAX_DOCUMENT_CHARS,
+        hint="split it into several documents",
+    )
     if title is not None:
         title = check_name(title, "title")
     if format is None:
