@@ -240,7 +240,6 @@ class PostgresDatabase:
         self._local = threading.local()
         self._readers: list[psycopg.Connection[Any]] = []
         self._readers_lock = threading.Lock()
-        self._vector_type_known = False
         self.closed = False
         self.conn = self._connect()
 
