@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from click.testing import CliRunner
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -115,3 +116,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 def http(server: Server) -> Iterator[httpx.Client]:
     with server.client() as client:
         yield client
+
+
+@pytest.fixture
+def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    """A CLI runner that reaches no memory but the one a test names (--db or --url)."""
+    for name in ("REMEMBRANCES_DB", "REMEMBRANCES_URL", "REMEMBRANCES_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("REMEMBRANCES_EMBEDDER", "hash:64")
+    return CliRunner()

@@ -20,14 +20,6 @@ Run = Callable[..., Result]
 
 
 @pytest.fixture
-def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    for name in ("REMEMBRANCES_DB", "REMEMBRANCES_URL", "REMEMBRANCES_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("REMEMBRANCES_EMBEDDER", "hash:64")
-    return CliRunner()
-
-
-@pytest.fixture
 def served(serve: ServerFactory, tmp_path: Path) -> Iterator[Server]:
     server = serve(db=tmp_path / "served.db")
     repo = server.root / "app"

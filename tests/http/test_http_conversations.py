@@ -42,14 +42,6 @@ def chats(serve: ServerFactory, tmp_path: Path) -> Iterator[Server]:
     yield serve(db=db)
 
 
-@pytest.fixture
-def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    for name in ("REMEMBRANCES_DB", "REMEMBRANCES_URL", "REMEMBRANCES_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("REMEMBRANCES_EMBEDDER", "hash:64")
-    return CliRunner()
-
-
 def enrich(http: httpx.Client, **body: object) -> str:
     answer = http.post("/v1/enrich", json={"prompt": PROMPT, **body})
     assert answer.status_code == 200, answer.text

@@ -26,14 +26,6 @@ APP = {
 
 
 @pytest.fixture
-def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    for name in ("REMEMBRANCES_DB", "REMEMBRANCES_URL", "REMEMBRANCES_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("REMEMBRANCES_EMBEDDER", "hash:64")
-    return CliRunner()
-
-
-@pytest.fixture
 def served(serve: ServerFactory, tmp_path: Path) -> Iterator[Server]:
     server = serve(db=tmp_path / "served.db")
     notes = server.root / "notes"
