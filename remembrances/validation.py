@@ -41,7 +41,9 @@ def check_text(
     ``hint`` says what to do instead when the text is over ``limit``.
     """
     if isinstance(value, bytes | bytearray | memoryview):
-        raise InvalidInputError(f"{what} is binary data; decode it to text (UTF-8) first")
+        raise InvalidInputError(
+            f"{what} is binary data, not a string; decode it to text (UTF-8) first"
+        )
     if not isinstance(value, str):
         raise InvalidInputError(f"{what} must be a string, not {type(value).__name__}")
     if not blank_ok and not value.strip():
