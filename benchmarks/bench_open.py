@@ -4,7 +4,7 @@ Question: ``Store(path)`` looks at the file before its first write so that a
 foreign or empty file is refused untouched. Does that make opening an existing
 memory slower?
 
-Method, public API only: the check is :func:`remembrances.connection.kind_of` on
+Method, public API only: the check is :func:`remembrances.storage.sqlite_connection.kind_of` on
 the connection being opened. Its cost is measured as a fresh apsw connection to
 the file loading its schema (as every open does: the store reads its tables next)
 and then ``kind_of``, minus the same connection loading only its schema; the baseline is
@@ -29,8 +29,8 @@ from pathlib import Path
 import apsw
 
 from remembrances import Store
-from remembrances.connection import kind_of
 from remembrances.embeddings import HashEmbedder
+from remembrances.storage.sqlite_connection import kind_of
 
 
 def main() -> None:

@@ -151,7 +151,7 @@ def cold_child(path: str, rows: bool = False) -> None:
     blobs were read; still the fallback), as the baseline.
     """
     if rows:
-        from remembrances import vec0_storage
+        from remembrances.storage import vec0_storage
 
         vec0_storage.read = lambda *args, **kwargs: None  # type: ignore[assignment]
     started = time.perf_counter()

@@ -2,7 +2,7 @@
 
 The default, :func:`pointwise`, scores each candidate from two numbers that mean
 the same in any store: its cosine similarity to the query and its coverage of
-the query's words (:mod:`remembrances.text_match`). The score is a logistic
+the query's words (:mod:`remembrances.storage.text_match`). The score is a logistic
 function of the two, fitted per kind, so it depends neither on the other
 candidates nor on how big the store is, and ``min_score`` means the same thing
 on an agent's first note and on its ten-thousandth. :func:`rrf` (rank-only

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .connection import Database
 from .embeddings.base import Embedder, Vectors
 from .errors import (
     EmbedderMismatchError,
@@ -41,7 +40,6 @@ from .errors import (
 from .postgres.url import is_postgres_url
 from .progress import Progress
 from .records import Chunk, SearchResult, StoredChunk, WriteReport
-from .schema import migrate
 from .storage import search as pipeline
 from .storage.embedding_cache import EMBED_BATCH as EMBED_BATCH
 from .storage.embedding_cache import EmbeddingCache
@@ -49,14 +47,16 @@ from .storage.embedding_cache import embed_call_size as embed_call_size
 from .storage.engine import Engine, NewChunk, VectorIndexKind
 from .storage.filters import ChunkFilter, as_timestamp
 from .storage.filters import Where as Where
+from .storage.schema import migrate
 from .storage.search import Fuse as Fuse
 from .storage.search import QueryVectors, SearchRequest
 from .storage.search import Reranker as Reranker
 from .storage.search import SearchMode as SearchMode
+from .storage.sqlite_connection import Database
 from .storage.sqlite_engine import SqliteEngine
 from .storage.transaction import Dialect, Row, Transaction
+from .storage.vector_index import VectorIndex
 from .validation import check_min_score, check_name, check_text, check_unicode, encode_metadata
-from .vector_index import VectorIndex
 
 log = logging.getLogger(__name__)
 

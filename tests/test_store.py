@@ -22,7 +22,7 @@ from remembrances import (
     fusion,
 )
 from remembrances.embeddings import HashEmbedder
-from remembrances.schema import STORE_MIGRATIONS
+from remembrances.storage.schema import STORE_MIGRATIONS
 from tests.conftest import FlakyEmbedder
 
 # Every test here runs on SQLite and on PostgreSQL (a real server: tests/conftest.py).

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from remembrances import Chunk, Store
-from remembrances.text_match import PRIOR_CHUNKS, TOKENIZER, QueryWords, idf, text_match
+from remembrances.storage.text_match import PRIOR_CHUNKS, TOKENIZER, QueryWords, idf, text_match
 
 
 def _coverage(store: Store, query: str) -> dict[str, float]:

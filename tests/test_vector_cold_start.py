@@ -15,11 +15,12 @@ import apsw
 import numpy as np
 import pytest
 
-from remembrances import Store, vec0_storage
+from remembrances import Store
 from remembrances.embeddings import HashEmbedder
 from remembrances.embeddings.base import to_blob
 from remembrances.records import Chunk
-from remembrances.vector_index import VectorIndex
+from remembrances.storage import vec0_storage
+from remembrances.storage.vector_index import VectorIndex
 
 DIM = 32
 LONG = "a-collection-name-well-over-twelve-bytes"

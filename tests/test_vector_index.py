@@ -15,10 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from remembrances import Store, vector_index
+from remembrances import Store
 from remembrances.embeddings import HashEmbedder
 from remembrances.records import Chunk
-from remembrances.vector_index import MIN_CANDIDATES
+from remembrances.storage import vector_index
+from remembrances.storage.vector_index import MIN_CANDIDATES
 
 DIM = 48
 
@@ -263,7 +264,7 @@ def test_search_sees_writes_of_another_process(db_path: Path) -> None:
         assert all("zebra" not in r.text for r in before)  # index loaded, no zebra yet
         script = textwrap.dedent(
             f"""
-            from remembrances import Store, vector_index
+            from remembrances import Store
             from remembrances.embeddings import HashEmbedder
             from remembrances.records import Chunk
             s = Store({str(db_path)!r}, embedder=HashEmbedder(64))

@@ -20,7 +20,7 @@ MODES = click.Choice(["hybrid", "vector", "text"])
 @pass_state
 def init(state: State) -> None:
     """Create the memory file (and its directory) and record the embedder it uses."""
-    from ..connection import file_kind  # the store's modules load only when needed
+    from ..storage.sqlite_connection import file_kind  # the store's modules load only when needed
 
     existed = isinstance(state.db, Path) and file_kind(state.db) == "memory"
     svc = state.service(create=True, adopt=True)

@@ -14,7 +14,7 @@ What it does differently from the SQLite engine, and why:
 - Text leg: ``tsv @@ to_tsquery(...)`` with a query built from tokens
   (:mod:`.tsquery`), ranked by ``ts_rank`` (not BM25: PostgreSQL has none). The
   fused score does not use that rank: like SQLite's, it uses the word coverage
-  of :mod:`remembrances.text_match`, computed from the same statistics (chunk
+  of :mod:`remembrances.storage.text_match`, computed from the same statistics (chunk
   counts per stem kept on write, see :mod:`.schema`), so scores mean the same
   on both engines.
 """
@@ -29,14 +29,14 @@ from typing import Any
 
 import numpy as np
 
-from .. import text_match as coverage_math
 from ..embeddings.base import Vectors
 from ..errors import NotAMemoryError, RemembrancesError, SchemaVersionError
 from ..fts_query import query_terms
-from ..schema import migrate
+from ..storage import text_match as coverage_math
 from ..storage.engine import Candidates, Engine, NewChunk, VectorIndexKind
 from ..storage.filters import ChunkFilter
 from ..storage.reports import CheckReport
+from ..storage.schema import migrate
 from ..storage.transaction import Dialect, Transaction
 from .connection import PostgresDatabase, PostgresTransaction
 from .schema import STORE_MIGRATIONS, TEXT_CONFIG, drop_vector_index_script, vector_script
@@ -365,7 +365,7 @@ class PostgresEngine:
         return pairs
 
     def text_match(self, tx: Transaction, query: str, ids: Sequence[int]) -> dict[int, float]:
-        """Word coverage in [0, 1], as :func:`remembrances.text_match.text_match` computes
+        """Word coverage in [0, 1], as :func:`remembrances.storage.text_match.text_match` computes
         it on SQLite, from this engine's stems and statistics."""
         words = query_terms(fold(query))
         if not words or not ids:

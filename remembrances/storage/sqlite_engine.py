@@ -1,7 +1,7 @@
 """The SQLite engine: one file, FTS5 for words, vec0 and an in-memory index for vectors.
 
 Everything SQLite-specific the store needs lives here or in the modules it uses:
-the connections and their pragmas (``connection.py``), the schema and its
+the connections and their pragmas (``sqlite_connection.py``), the schema and its
 triggers (``schema.py``), the exact in-memory vector index kept current from the
 ``vector_log`` (``vector_index.py``), vec0's own tables for a fast cold start
 (``vec0_storage.py``) and BM25 word statistics from FTS5 (``text_match.py``).
@@ -17,19 +17,19 @@ from contextlib import contextmanager
 import apsw
 import numpy as np
 
-from .. import text_match as text_matching
-from ..connection import Connection, Database, FileKind, kind_of
 from ..embeddings.base import Vectors, to_blob
 from ..errors import NotAMemoryError, RemembrancesError, SchemaVersionError
 from ..fts_query import fts_query
-from ..schema import STORE_MIGRATIONS, migrate, vec0_script
-from ..vector_index import VectorIndex
+from . import text_match as text_matching
 from .engine import Candidates, NewChunk, VectorIndexKind
 from .filters import ChunkFilter
 from .in_lists import in_lists
 from .reports import CheckReport
+from .schema import STORE_MIGRATIONS, migrate, vec0_script
+from .sqlite_connection import Connection, Database, FileKind, kind_of
 from .sqlite_transaction import SqliteTransaction
 from .transaction import Dialect, Transaction, marks
+from .vector_index import VectorIndex
 
 #: vector_log entries kept; a reader further behind reloads its index.
 VECTOR_LOG_KEEP = 200_000

@@ -17,10 +17,10 @@ from typing import Any
 import apsw
 import numpy as np
 
-from ..connection import Connection, connect
 from ..errors import CorruptFileError, RemembrancesError
-from ..schema import vec0_script
 from .reports import CheckReport, RecoveryReport
+from .schema import vec0_script
+from .sqlite_connection import Connection, connect
 from .sqlite_engine import SqliteEngine
 
 

@@ -20,7 +20,7 @@ from remembrances.code import graph, tables
 from remembrances.code.parsing.analysis import analyze_source
 from remembrances.code.parsing.languages import language_for_path
 from remembrances.postgres.connection import PostgresDatabase
-from remembrances.schema import migrate
+from remembrances.storage.schema import migrate
 from remembrances.storage.transaction import Transaction
 from tests.code.test_repo_map import FILES
 

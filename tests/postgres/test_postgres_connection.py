@@ -12,7 +12,7 @@ from remembrances.postgres.connection import PostgresDatabase, translate
 from remembrances.postgres.schema import STORE_MIGRATIONS, vector_script
 from remembrances.postgres.tsquery import tsquery_text
 from remembrances.postgres.url import PostgresTarget, is_postgres_url
-from remembrances.schema import migrate
+from remembrances.storage.schema import migrate
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from remembrances.postgres.engine import PostgresEngine
 from remembrances.storage.engine import NewChunk
 from remembrances.storage.filters import ChunkFilter
 from remembrances.storage.search import chunk_rows
-from remembrances.text_match import text_match as sqlite_text_match
+from remembrances.storage.text_match import text_match as sqlite_text_match
 
 DIM = 8
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from remembrances import Chunk, SchemaVersionError, Store
-from remembrances.connection import connect
 from remembrances.embeddings import HashEmbedder
 from remembrances.integrity import check
-from remembrances.schema import STORE_MIGRATIONS, migrate
+from remembrances.storage.schema import STORE_MIGRATIONS, migrate
+from remembrances.storage.sqlite_connection import connect
 
 
 def test_version_1_file_migrates_in_place(tmp_path: Path) -> None:

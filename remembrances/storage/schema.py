@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import SchemaVersionError
+from ..errors import SchemaVersionError
 
 STORE_MIGRATIONS: tuple[str, ...] = (
     # 1: chunks, their full-text index, the embedding cache and the change log.

@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..embeddings.base import Vectors
 from . import vec0_storage
-from .embeddings.base import Vectors
-from .storage.in_lists import in_lists
+from .in_lists import in_lists
 
 _GROWTH = 1.125
 _COMPACT_FRACTION = 0.25  # compact when a quarter of the rows are deleted

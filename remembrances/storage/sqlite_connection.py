@@ -17,8 +17,7 @@ from typing import Any, Literal
 import apsw
 import sqlite_vec
 
-from . import text_match
-from .errors import (
+from ..errors import (
     ClosedError,
     CorruptFileError,
     NotAMemoryError,
@@ -26,6 +25,7 @@ from .errors import (
     RemembrancesError,
     StorageError,
 )
+from . import text_match
 
 #: An apsw connection, typed loosely: apsw types every value as the union of SQLite
 #: types, and our SQL knows what each column holds.

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .embeddings.base import Vectors
+from ..embeddings.base import Vectors
 
 TABLE = "chunks_vec"
 #: The metadata columns, in the order vec0_script declares them.

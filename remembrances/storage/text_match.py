@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import apsw
 
-from .fts_query import match_any, query_terms
+from ..fts_query import match_any, query_terms
 
 #: BM25's term-frequency saturation and length normalisation (FTS5's own defaults).
 K1 = 1.2
