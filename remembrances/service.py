@@ -87,6 +87,21 @@ class RemembrancesService:
     def embedder(self) -> Embedder | None:
         return self.store.embedder
 
+    def upgrade(self) -> list[str]:
+        """Create or upgrade every layer's tables now; returns the layers upgraded.
+
+        The layers otherwise do this on first use; a memory opened read-only never
+        writes, so an older one must be upgraded once this way (CLI: ``init``).
+        """
+        self.store.check_writable("upgrade the schema")
+        upgraded = []
+        for layer in ("kb", "events", "code"):
+            before = self.store.meta(f"schema:{layer}")
+            getattr(self, layer)  # building a layer migrates its tables
+            if before is not None and before != self.store.meta(f"schema:{layer}"):
+                upgraded.append(layer)
+        return upgraded
+
     def stats(self) -> dict[str, Any]:
         return self.store.stats()
 

@@ -35,7 +35,6 @@ from .errors import (
     NotFoundError,
     ReadOnlyError,
     RerankerNotConfiguredError,
-    SchemaVersionError,
 )
 from .postgres.url import is_postgres_url
 from .progress import Progress
@@ -47,7 +46,7 @@ from .storage.embedding_cache import embed_call_size as embed_call_size
 from .storage.engine import Engine, NewChunk, VectorIndexKind
 from .storage.filters import ChunkFilter, as_timestamp
 from .storage.filters import Where as Where
-from .storage.schema import migrate
+from .storage.schema import check_read_only, migrate
 from .storage.search import Fuse as Fuse
 from .storage.search import QueryVectors, SearchRequest
 from .storage.search import Reranker as Reranker
@@ -283,8 +282,8 @@ class Store:
                 value = tx.execute(
                     "SELECT value FROM meta WHERE key = ?", (f"schema:{layer}",)
                 ).scalar()
-            if value is not None and int(value) > len(steps):
-                raise SchemaVersionError(f"this file's {layer} schema is newer than this version")
+            if value is not None:  # a layer never used has no tables: it reads as empty
+                check_read_only(self.path, layer, int(value), steps)
             return
         with self.engine.write() as tx:
             migrate(tx, layer, steps)

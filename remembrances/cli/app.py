@@ -74,12 +74,15 @@ class State:
     def out(self) -> Output:
         return Output(as_json=self.as_json)
 
-    def service(self, *, create: bool = False, adopt: bool = False) -> RemembrancesService:
+    def service(
+        self, *, write: bool = False, create: bool = False, adopt: bool = False
+    ) -> RemembrancesService:
         """The memory file, opened once.
 
-        Reading commands open only an existing memory. Writing ones (``create``) may
-        also start a new one at a new path or in an empty file; only ``init``
-        (``adopt``) makes a memory of a SQLite file that holds something else.
+        Reading commands open an existing memory read-only: they never write, not even
+        a schema upgrade. Writing ones (``write``) open it for writing; those that add
+        (``create``) may also start a new one at a new path or in an empty file; only
+        ``init`` (``adopt``) makes a memory of a SQLite file that holds something else.
         """
         if self._service is None and self.url:
             from ..http.client import RemoteMemory
@@ -98,7 +101,10 @@ class State:
             from .. import open as open_memory
 
             mode = True if adopt else (None if create else False)
-            self._service = open_memory(self.db, embedder=self.embedder, create=mode)
+            read_only = not (write or create or adopt)
+            self._service = open_memory(
+                self.db, embedder=self.embedder, create=mode, read_only=read_only
+            )
         return self._service
 
     def close(self) -> None:

@@ -59,7 +59,7 @@ def index(
 @pass_state
 def backfill(state: State, project: str | None) -> None:
     """Embed the code chunks still waiting for vectors (after `code index --no-embed`)."""
-    indexer = state.service().code
+    indexer = state.service(write=True).code
     names = [project] if project is not None else [p["name"] for p in records(indexer.projects())]
     done: dict[str, int] = {}
     for name in names:
@@ -205,7 +205,7 @@ def projects(state: State) -> None:
 @pass_state
 def rm(state: State, project: str) -> None:
     """Remove a project with its files, symbols and chunks."""
-    files = state.service().code.remove(project)
+    files = state.service(write=True).code.remove(project)
     state.out.emit(
         {"project": project, "files": files}, f"removed project {project} ({files} files)"
     )

@@ -166,7 +166,7 @@ def list_(
 @pass_state
 def rm(state: State, ids: tuple[int, ...]) -> None:
     """Remove events by id (ids are shown by list and search)."""
-    log_ = state.service().events
+    log_ = state.service(write=True).events
     deleted: list[int] = []
     missing: list[int] = []
     for event_id in dict.fromkeys(ids):
@@ -185,7 +185,7 @@ def rm(state: State, ids: tuple[int, ...]) -> None:
 @pass_state
 def prune(state: State, older_than: str) -> None:
     """Delete events that happened before a cut-off (retention)."""
-    deleted = state.service().events.prune(older_than=older_than)
+    deleted = state.service(write=True).events.prune(older_than=older_than)
     state.out.emit({"deleted": deleted}, f"pruned {deleted} event(s)")
 
 

@@ -160,7 +160,7 @@ def get(state: State, source: str, collection: str) -> None:
 @pass_state
 def rm(state: State, source: str, collection: str) -> None:
     """Remove a document (SOURCE as for kb get)."""
-    knowledge = state.service().kb
+    knowledge = state.service(write=True).kb
     if not knowledge.delete(source, collection=collection):
         knowledge.get(source, collection=collection)  # its error names what does exist
         raise click.ClickException(f"no document {source!r} in collection {collection!r}")

@@ -19,19 +19,25 @@ MODES = click.Choice(["hybrid", "vector", "text"])
 @json_option
 @pass_state
 def init(state: State) -> None:
-    """Create the memory file (and its directory) and record the embedder it uses."""
+    """Create the memory file (and its directory) and record the embedder it uses.
+
+    On an existing memory written by an older version, upgrade its schema (the
+    reading commands never write, so they ask for this).
+    """
     from ..storage.sqlite_connection import file_kind  # the store's modules load only when needed
 
     existed = isinstance(state.db, Path) and file_kind(state.db) == "memory"
     svc = state.service(create=True, adopt=True)
+    upgraded = bool(svc.upgrade()) if not state.url else False
     stats = svc.stats()
     data = {
         "path": str(state.db),
         "created": not existed,
+        "upgraded": upgraded,
         "embedder": stats["embedder"],
         "dim": stats["dim"],
     }
-    verb = "already exists" if existed else "created"
+    verb = "upgraded" if upgraded else ("already exists" if existed else "created")
     state.out.emit(data, f"{state.db} {verb} (embedder {stats['embedder']}, {stats['dim']} dims)")
 
 
@@ -155,7 +161,7 @@ def check(state: State, repair: bool, recover_to: Path | None) -> None:
         _recover(state, recover_to)
         return
     try:
-        report = state.service().check(repair=repair)
+        report = state.service(write=repair).check(repair=repair)
     except CorruptFileError:
         report = diagnose(state.db)
     data = report.to_dict()

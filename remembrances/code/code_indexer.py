@@ -12,6 +12,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
 
+from ..errors import NotFoundError
 from ..progress import Progress
 from ..store import SearchMode, Store
 from .checks import check_languages, check_root
@@ -51,6 +52,8 @@ class CodeIndexer:
     ) -> None:
         self.store = store
         store.migrate("code", CODE_MIGRATIONS)
+        # A file opened read-only that never indexed code has no code tables.
+        self._has_tables = store.meta("schema:code") is not None
         self._writer = IndexWriter(
             store,
             max_file_bytes=max_file_bytes,
@@ -150,6 +153,18 @@ class CodeIndexer:
 
     # -- reading -----------------------------------------------------------------------
 
+    def _empty(self, project: str | None = None) -> bool:
+        """True when there are no code tables (a file opened read-only that never
+        indexed code): the reads answer as an empty index, and a named project is
+        not found, as in any index without it."""
+        if self._has_tables:
+            return False
+        if project is not None:
+            raise NotFoundError(
+                f"no code project named {project!r}; this memory has no code indexed yet"
+            )
+        return True
+
     def search(
         self,
         query: str,
@@ -162,6 +177,8 @@ class CodeIndexer:
         mode: SearchMode = "hybrid",
     ) -> list[CodeHit]:
         """Symbols and code by meaning and words; ``path`` is a file or a directory prefix."""
+        if self._empty(project):
+            return []
         return self._reader.search(
             query,
             project=project,
@@ -180,6 +197,8 @@ class CodeIndexer:
         kind: str | Iterable[str] | None = None,
         limit: int = 100,
     ) -> list[CodeSymbol]:
+        if self._empty(project):
+            return []
         return self._reader.find_symbol(
             name_or_qualified_name, project=project, kind=kind, limit=limit
         )
@@ -187,16 +206,21 @@ class CodeIndexer:
     def outline(
         self, file: str | os.PathLike[str], *, project: str | None = None
     ) -> list[OutlineNode]:
+        if self._empty(project):
+            raise NotFoundError(f"{os.fspath(file)!r} is not indexed; this memory has no code yet")
         return self._reader.outline(file, project=project)
 
     def file_users(self, project: str, paths: Iterable[str]) -> dict[str, int]:
         """How many other files use what each file defines: which of several
         same-named definitions a repository leans on."""
+        self._empty(project)
         return self._reader.file_users(project, paths)
 
     def references(
         self, name: str, *, project: str | None = None, limit: int = 1000
     ) -> list[Reference]:
+        if self._empty(project):
+            return []
         return self._reader.references(name, project=project, limit=limit)
 
     def repo_map(
@@ -216,6 +240,7 @@ class CodeIndexer:
         ``strict_focus=False``. ``token_counter`` defaults to about four
         characters a token.
         """
+        self._empty(project)
         return self._mapper.repo_map(
             project,
             budget_tokens=budget_tokens,
@@ -225,9 +250,10 @@ class CodeIndexer:
         )
 
     def projects(self) -> list[ProjectInfo]:
-        return self._reader.projects()
+        return [] if self._empty() else self._reader.projects()
 
     def stats(self, project: str) -> ProjectStats:
+        self._empty(project)
         return self._reader.stats(project)
 
 

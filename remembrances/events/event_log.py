@@ -27,9 +27,7 @@ from ..validation import check_min_score, check_name, check_text, encode_metadat
 from .conversation import Turn, new_turns, read_messages, scope_name
 from .records import Event
 from .tables import (
-    COLUMNS,
     EVENTS_MIGRATIONS,
-    LEGACY_COLUMNS,
     Events,
     Scope,
 )
@@ -189,10 +187,8 @@ class EventLog:
         self._write_lock = threading.Lock()
         store.migrate("events", EVENTS_MIGRATIONS)
         # A file opened read-only that never held events has no events table.
-        version = store.meta("schema:events")
-        self._has_tables = version is not None
-        # A file opened read-only may predate conversations (schema 1): no turn columns.
-        self._table = Events(COLUMNS if version is None or int(version) >= 2 else LEGACY_COLUMNS)
+        self._has_tables = store.meta("schema:events") is not None
+        self._table = Events()
 
     def check_writable(self) -> None:
         """Refuse, before any work, changes to a memory opened read-only."""
@@ -724,7 +720,7 @@ class EventLog:
     def _speakers(self, session: Any, user: Any) -> frozenset[str] | None:
         """The speakers (by name, not by role) of the turns in scope; None when the
         scope holds no conversation turns at all."""
-        if not self._has_tables or self._table.legacy:
+        if not self._has_tables:
             return None
         with self.store.snapshot() as tx:
             found = self._table.speakers(

@@ -86,11 +86,6 @@ EVENTS_MIGRATIONS: dict[Dialect, tuple[str, ...]] = {"sqlite": _SQLITE, "postgre
 COLUMNS = (
     "id, subject, content, metadata, occurred_us, recorded_us, session, position, role, user_id"
 )
-#: The same columns on a file opened read-only before conversations (schema 1).
-LEGACY_COLUMNS = (
-    "id, subject, content, metadata, occurred_us, recorded_us, NULL AS session, "
-    "NULL AS position, NULL AS role, NULL AS user_id"
-)
 
 
 @dataclass(frozen=True)
@@ -103,15 +98,15 @@ class Scope:
     session: str | None = None
     user: str | None = None
 
-    def sql(self, legacy: bool) -> tuple[str, list[Any]]:
+    def sql(self) -> tuple[str, list[Any]]:
         clauses: list[str] = ["TRUE"]
         params: list[Any] = []
         if self.session is not None:
-            clauses.append("FALSE" if legacy else "session = ?")
-            params.extend([] if legacy else [self.session])
+            clauses.append("session = ?")
+            params.append(self.session)
         if self.user is not None:
-            clauses.append("FALSE" if legacy else "user_id = ?")
-            params.extend([] if legacy else [self.user])
+            clauses.append("user_id = ?")
+            params.append(self.user)
         if self.subjects is not None:
             clauses.append(f"subject IN ({marks(len(self.subjects))})")
             params.extend(self.subjects)
@@ -125,14 +120,7 @@ class Scope:
 
 
 class Events:
-    """The statements on ``events``, read with ``columns`` (legacy files lack turn columns)."""
-
-    def __init__(self, columns: str = COLUMNS) -> None:
-        self.columns = columns
-
-    @property
-    def legacy(self) -> bool:
-        return self.columns == LEGACY_COLUMNS
+    """The statements on ``events``; rows come back with :data:`COLUMNS`."""
 
     def insert_event(
         self,
@@ -200,7 +188,7 @@ class Events:
         rows: list[Row] = []
         for part, part_marks in in_lists(keys):
             rows += tx.execute(
-                f"SELECT {self.columns}, dedup_key FROM events WHERE dedup_key IN ({part_marks})",
+                f"SELECT {COLUMNS}, dedup_key FROM events WHERE dedup_key IN ({part_marks})",
                 part,
             ).fetchall()
         return rows
@@ -209,29 +197,29 @@ class Events:
         rows: list[Row] = []
         for part, part_marks in in_lists(ids):
             rows += tx.execute(
-                f"SELECT {self.columns} FROM events WHERE id IN ({part_marks})", part
+                f"SELECT {COLUMNS} FROM events WHERE id IN ({part_marks})", part
             ).fetchall()
         return rows
 
     def get(self, tx: Transaction, event_id: int) -> Row | None:
-        return tx.execute(f"SELECT {self.columns} FROM events WHERE id = ?", (event_id,)).fetchone()
+        return tx.execute(f"SELECT {COLUMNS} FROM events WHERE id = ?", (event_id,)).fetchone()
 
     def turn_before(self, tx: Transaction, session: str, position: int) -> Row | None:
         return tx.execute(
-            f"SELECT {self.columns} FROM events WHERE session = ? AND position < ? "
+            f"SELECT {COLUMNS} FROM events WHERE session = ? AND position < ? "
             "ORDER BY position DESC LIMIT 1",
             (session, position),
         ).fetchone()
 
     def session_turns(self, tx: Transaction, session: str) -> list[Row]:
         return tx.execute(
-            f"SELECT {self.columns} FROM events WHERE session = ? ORDER BY position",
+            f"SELECT {COLUMNS} FROM events WHERE session = ? ORDER BY position",
             (session,),
         ).fetchall()
 
     def turns_around(self, tx: Transaction, session: str, first: int, last: int) -> list[Row]:
         return tx.execute(
-            f"SELECT {self.columns} FROM events WHERE session = ? "
+            f"SELECT {COLUMNS} FROM events WHERE session = ? "
             "AND position BETWEEN ? AND ? ORDER BY position",
             (session, first, last),
         ).fetchall()
@@ -263,15 +251,15 @@ class Events:
 
     def listing(self, tx: Transaction, scope: Scope, limit: int, offset: int) -> list[Row]:
         """Events in scope, newest first."""
-        sql, params = scope.sql(self.legacy)
+        sql, params = scope.sql()
         return tx.execute(
-            f"SELECT {self.columns} FROM events WHERE {sql} "
+            f"SELECT {COLUMNS} FROM events WHERE {sql} "
             "ORDER BY occurred_us DESC, id DESC LIMIT ? OFFSET ?",
             (*params, limit, offset),
         ).fetchall()
 
     def count(self, tx: Transaction, scope: Scope) -> int:
-        sql, params = scope.sql(self.legacy)
+        sql, params = scope.sql()
         return int(tx.execute(f"SELECT count(*) AS n FROM events WHERE {sql}", params).scalar())
 
     def subjects(self, tx: Transaction) -> dict[str, int]:

@@ -30,13 +30,13 @@ from typing import Any
 import numpy as np
 
 from ..embeddings.base import Vectors
-from ..errors import NotAMemoryError, RemembrancesError, SchemaVersionError
+from ..errors import NotAMemoryError, SchemaVersionError
 from ..fts_query import query_terms
 from ..storage import text_match as coverage_math
 from ..storage.engine import Candidates, Engine, NewChunk, VectorIndexKind
 from ..storage.filters import ChunkFilter
 from ..storage.reports import CheckReport
-from ..storage.schema import migrate
+from ..storage.schema import check_read_only, migrate
 from ..storage.transaction import Dialect, Transaction
 from .connection import PostgresDatabase, PostgresTransaction
 from .schema import STORE_MIGRATIONS, TEXT_CONFIG, drop_vector_index_script, vector_script
@@ -151,10 +151,8 @@ class PostgresEngine:
                 "than this version of remembrances understands; upgrade remembrances"
             )
         if self.read_only:
-            if version is not None and version < len(STORE_MIGRATIONS):
-                raise RemembrancesError(
-                    f"{self.location} needs a schema upgrade; open it once without read_only"
-                )
+            if version is not None:
+                check_read_only(self.location, "store", version, STORE_MIGRATIONS)
             return
         if version is None:
             self.db.bootstrap()

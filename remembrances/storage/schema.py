@@ -120,6 +120,26 @@ def vec0_script(dim: int) -> str:
     """
 
 
+def check_read_only(where: str, layer: str, found: int, migrations: Sequence[str]) -> None:
+    """Refuse a read-only open of a ``layer`` schema this version cannot read as is.
+
+    A read-only open never writes, so it cannot upgrade an older schema either;
+    the message says how to upgrade it once.
+    """
+    if found > len(migrations):
+        raise SchemaVersionError(
+            f"{where}'s {layer} schema is version {found}, newer than this version of "
+            f"remembrances understands ({len(migrations)}); upgrade remembrances to open it"
+        )
+    if found < len(migrations):
+        raise SchemaVersionError(
+            f"{where} was written by an older remembrances ({layer} schema {found}, this "
+            f"version uses {len(migrations)}) and is open read-only, which never writes; "
+            f"upgrade it once with `remembrances --db {where} init` (Python: "
+            "remembrances.open() without read_only), then retry"
+        )
+
+
 def migrate(conn: Any, layer: str, migrations: Sequence[str]) -> int:
     """Apply the missing migrations of ``layer``; the caller holds a write transaction."""
     conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")

@@ -18,14 +18,14 @@ import apsw
 import numpy as np
 
 from ..embeddings.base import Vectors, to_blob
-from ..errors import NotAMemoryError, RemembrancesError, SchemaVersionError
+from ..errors import NotAMemoryError, RemembrancesError
 from ..fts_query import fts_query
 from . import text_match as text_matching
 from .engine import Candidates, NewChunk, VectorIndexKind
 from .filters import ChunkFilter
 from .in_lists import in_lists
 from .reports import CheckReport
-from .schema import STORE_MIGRATIONS, migrate, vec0_script
+from .schema import STORE_MIGRATIONS, check_read_only, migrate, vec0_script
 from .sqlite_connection import Connection, Database, FileKind, kind_of
 from .sqlite_transaction import SqliteTransaction
 from .transaction import Dialect, Transaction, marks
@@ -144,15 +144,7 @@ class SqliteEngine:
                 )
             except apsw.SQLError as exc:
                 raise RemembrancesError(f"{self.path!r} is not a remembrances file") from exc
-        if version > len(STORE_MIGRATIONS):
-            raise SchemaVersionError(
-                f"this file's store schema is version {version}, newer than this version of "
-                "remembrances understands; upgrade remembrances to open it"
-            )
-        if version < len(STORE_MIGRATIONS):
-            raise RemembrancesError(
-                f"{self.path!r} needs a schema upgrade; open it once without read_only"
-            )
+        check_read_only(self.path, "store", version, STORE_MIGRATIONS)
 
     def has_vector_table(self, tx: Transaction) -> bool:
         found = tx.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_vec'").fetchone()

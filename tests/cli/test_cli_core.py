@@ -16,7 +16,13 @@ from .conftest import Run, as_json
 
 def test_init_creates_the_file_and_records_the_embedder(run: Run, cli_db: Path) -> None:
     data = as_json(run("init", "--json"))
-    assert data == {"path": str(cli_db), "created": True, "embedder": "hash:64", "dim": 64}
+    assert data == {
+        "path": str(cli_db),
+        "created": True,
+        "upgraded": False,
+        "embedder": "hash:64",
+        "dim": 64,
+    }
     assert cli_db.exists()
     again = as_json(run("--json", "init"))
     assert again["created"] is False
