@@ -109,6 +109,12 @@ _SQLITE: tuple[str, ...] = (
         updates    INTEGER NOT NULL DEFAULT 0
     );
     """,
+    # 4: every part of a split symbol now carries its own lines, and a method's
+    # vector no longer reads its class's first line (parsing/chunking.py): re-chunk
+    # and re-embed every file once, as in step 2 (cached vectors are reused).
+    """
+    UPDATE code_files SET content_hash = '', embedded = 0;
+    """,
 )
 
 #: The same steps for PostgreSQL: identity columns instead of rowid aliases, no
@@ -184,6 +190,9 @@ _POSTGRESQL: tuple[str, ...] = (
         updated_at DOUBLE PRECISION NOT NULL,
         updates    INTEGER NOT NULL DEFAULT 0
     );
+    """,
+    """
+    UPDATE code_files SET content_hash = '', embedded = 0;
     """,
 )
 #: Per dialect, the same numbered steps (a file's schema version counts them).

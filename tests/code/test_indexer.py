@@ -241,3 +241,21 @@ def test_an_index_from_before_the_embedding_change_is_rechunked_once(
         ).fetchone()
     assert embedded is not None and embedded.startswith("def run(self):")
     assert code.index(root).files_unchanged == 2  # and only once
+
+
+def test_an_index_from_before_per_part_lines_is_rechunked_once(
+    store: Store, tmp_path: Path
+) -> None:
+    root = tmp_path / "proj"
+    write(root / "a.py", "def alpha():\n    return 1\n")
+    write(root / "b.py", "class Beta:\n    def run(self):\n        return 2\n")
+    assert CodeIndexer(store).index(root).files_indexed == 2
+    with store.db.write() as conn:  # as a file written by schema 3 would be
+        conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema:code'")
+        conn.execute("UPDATE code_symbols SET start_line = 40, end_line = 90")
+    code = CodeIndexer(store)  # migration 4 runs here
+    report = code.index(root)
+    assert (report.files_indexed, report.files_unchanged) == (2, 0)
+    [run] = code.find_symbol("Beta.run")
+    assert (run.start_line, run.end_line) == (2, 3)
+    assert code.index(root).files_unchanged == 2  # and only once
