@@ -79,7 +79,8 @@ class KnowledgeBase:
         headings are; by default it follows the source's file extension, and
         Markdown otherwise. ``file`` records the file the text was read from, so
         that ingesting its folder later updates this document instead of adding a
-        second copy.
+        second copy; re-adding a file without ``metadata`` keeps the metadata its
+        document has (an ingest's ``path``), so an unchanged file stays unchanged.
         """
         self.check_writable()
         stamp = None
@@ -87,6 +88,8 @@ class KnowledgeBase:
             on_disk = Path(file).expanduser().resolve()
             stat = on_disk.stat()
             stamp = FileStamp(str(on_disk), stat.st_size, stat.st_mtime_ns, "")
+            if metadata is None and self.source_of_file(on_disk, collection=collection) == source:
+                metadata = self.get(source, collection=collection).metadata
         staged = self.stage(
             text,
             source=source,

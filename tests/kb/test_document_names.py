@@ -115,6 +115,21 @@ def test_cli_add_after_ingest_replaces_the_document_instead_of_copying_it(
     assert missing.exit_code == 1 and "did you mean 'cli.md'" in missing.stderr
 
 
+def test_adding_an_ingested_file_that_did_not_change_changes_nothing(
+    tmp_path: Path, docs: Path, in_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REMEMBRANCES_EMBEDDER", "hash:64")
+    db = str(tmp_path / "m.db")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--db", db, "kb", "ingest", "docs"]).exit_code == 0
+    ingested = json.loads(runner.invoke(cli, ["--db", db, "kb", "get", "cli.md", "--json"]).stdout)
+    added = runner.invoke(cli, ["--db", db, "kb", "add", "docs/cli.md"])
+    assert added.exit_code == 0 and added.stdout.startswith("unchanged: cli.md"), added.output
+    again = json.loads(runner.invoke(cli, ["--db", db, "kb", "get", "cli.md", "--json"]).stdout)
+    assert again["metadata"] == ingested["metadata"] == {"path": "cli.md"}
+    assert again["updated_at"] == ingested["updated_at"]
+
+
 def test_documents_named_by_absolute_path_before_are_renamed_on_the_next_ingest(
     kb: KnowledgeBase, docs: Path
 ) -> None:
