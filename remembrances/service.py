@@ -24,9 +24,14 @@ if TYPE_CHECKING:
 DEFAULT_PATH = Path(".remembrances") / "memory.db"
 
 
-def default_path() -> Path:
-    """``REMEMBRANCES_DB`` if set, else ``./.remembrances/memory.db``."""
-    return Path(os.environ.get("REMEMBRANCES_DB") or DEFAULT_PATH)
+def default_path() -> Path | str:
+    """``REMEMBRANCES_DB`` if set, else ``./.remembrances/memory.db``. A
+    ``postgresql://`` URL stays a string (as a Path its ``//`` would collapse, and a
+    new SQLite file named after the URL would be opened instead of the server)."""
+    value = os.environ.get("REMEMBRANCES_DB")
+    if is_postgres_url(value):
+        return str(value)
+    return Path(value or DEFAULT_PATH)
 
 
 def source_kinds(memory: Any) -> set[str]:

@@ -37,9 +37,9 @@ def embedder() -> HashEmbedder:
     return HashEmbedder(64)
 
 
-#: Suites whose store tests all run on both engines (the code layer's tables are
-#: SQLite-only so far; other modules opt in with the backends marker).
-BOTH_BACKENDS = frozenset({"kb", "events"})
+#: Suites whose store tests all run on both engines (other modules opt in with the
+#: backends marker).
+BOTH_BACKENDS = frozenset({"kb", "events", "enrichment"})
 TESTS = Path(__file__).resolve().parent
 
 
@@ -57,7 +57,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         suite = Path(str(metafunc.definition.path)).resolve().relative_to(TESTS).parts[0]
         if suite in BOTH_BACKENDS:
             default = ["sqlite", "postgresql"]
-        metafunc.parametrize("backend", marker.args if marker else default)
+        # Module scope: a module-wide fixture (a populated memory) may be built once
+        # per backend; tests are grouped by backend within their module.
+        metafunc.parametrize("backend", marker.args if marker else default, scope="module")
 
 
 @pytest.fixture
@@ -104,17 +106,36 @@ def postgres_server() -> Iterator[str]:
 _memories = iter(range(1, 1_000_000))
 
 
-@pytest.fixture
-def postgres_url(postgres_server: str) -> Iterator[str]:
-    """A URL naming a fresh memory (schema) on the session's server; dropped afterwards."""
+@contextlib.contextmanager
+def postgres_memory(server: str) -> Iterator[str]:
+    """A URL naming a fresh memory (schema) on ``server``; dropped afterwards."""
     import psycopg
 
     name = f"test_{next(_memories)}"
-    separator = "&" if "?" in postgres_server else "?"
-    yield f"{postgres_server}{separator}memory={name}"
+    separator = "&" if "?" in server else "?"
+    yield f"{server}{separator}memory={name}"
     # A store the test left open must not hang the session: give up after 10 s
     # (the server is thrown away at the end anyway).
-    with psycopg.connect(postgres_server, autocommit=True) as conn:
+    with psycopg.connect(server, autocommit=True) as conn:
         conn.execute("SET lock_timeout = '10s'")
         with contextlib.suppress(psycopg.errors.LockNotAvailable):
             conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> Iterator[str]:
+    """A URL naming a fresh memory (schema) on the session's server; dropped afterwards."""
+    with postgres_memory(postgres_server) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def module_location(
+    backend: str, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[str]:
+    """Like :func:`location`, for a memory a whole module shares (built once per backend)."""
+    if backend == "postgresql":
+        with postgres_memory(request.getfixturevalue("postgres_server")) as url:
+            yield url
+    else:
+        yield str(tmp_path_factory.mktemp("memory") / "m.db")

@@ -22,8 +22,8 @@ from tests.code.test_repo_map import FILES, write
 
 
 @pytest.fixture
-def service(tmp_path: Path) -> Iterator[RemembrancesService]:
-    svc = remembrances.open(tmp_path / "m.db", embedder=HashEmbedder(64))
+def service(tmp_path: Path, location: str) -> Iterator[RemembrancesService]:
+    svc = remembrances.open(location, embedder=HashEmbedder(64))
     write(tmp_path / "calls", FILES)
     svc.code.index(tmp_path / "calls", project="calls")
     svc.kb.add("The holiday rota is decided in March.", source="rota.md")
@@ -188,8 +188,8 @@ AMBIGUOUS = {
 
 
 @pytest.fixture
-def ambiguous(tmp_path: Path) -> Iterator[RemembrancesService]:
-    svc = remembrances.open(tmp_path / "m.db", embedder=HashEmbedder(64))
+def ambiguous(tmp_path: Path, location: str) -> Iterator[RemembrancesService]:
+    svc = remembrances.open(location, embedder=HashEmbedder(64))
     write(tmp_path / "repo", AMBIGUOUS)
     svc.code.index(tmp_path / "repo", project="repo")
     yield svc

@@ -29,10 +29,13 @@ from .corpus import DOCUMENTS, NOW, populate
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RemembrancesService]:
-    """The corpus under the default local embedder (the one the defaults were measured with)."""
+def service(
+    module_location: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RemembrancesService]:
+    """The corpus under the default local embedder (the one the defaults were measured with),
+    in a SQLite file and in a PostgreSQL memory."""
     root = tmp_path_factory.mktemp("enrich")
-    svc = remembrances.open(root / "m.db", embedder="local")
+    svc = remembrances.open(module_location, embedder="local")
     populate(svc, root / "code")
     svc.enricher.planner = HeuristicPlanner(now=lambda: NOW)
     yield svc
@@ -163,8 +166,8 @@ def test_sources_can_be_chosen(service: RemembrancesService) -> None:
     assert "## Knowledge base" not in result.text
 
 
-def test_duplicates_are_removed(tmp_path: Path) -> None:
-    with remembrances.open(tmp_path / "m.db", embedder=HashEmbedder(64)) as svc:
+def test_duplicates_are_removed(location: str) -> None:
+    with remembrances.open(location, embedder=HashEmbedder(64)) as svc:
         title, text = DOCUMENTS["runbooks/retries.md"]
         svc.kb.add(text, source="a/retries.md", title=title)
         svc.kb.add(text, source="b/retries-copy.md", title=title)

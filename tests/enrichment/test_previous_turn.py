@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
@@ -37,8 +36,8 @@ class FixedPlanner:
 
 
 @pytest.fixture
-def memory(tmp_path: Path) -> Iterator[RemembrancesService]:
-    with remembrances.open(tmp_path / "m.db", embedder="hash:64") as svc:
+def memory(location: str) -> Iterator[RemembrancesService]:
+    with remembrances.open(location, embedder="hash:64") as svc:
         svc.events.log_conversation(CHAT, session="s", at=AT)
         yield svc
 
