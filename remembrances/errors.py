@@ -54,6 +54,10 @@ class NotAMemoryError(RemembrancesError):
     """The file exists but is not a remembrances memory (another program's, or empty)."""
 
 
+class MemoryExistsError(RemembrancesError):
+    """A copy's destination already holds a memory (pass replace=True to overwrite it)."""
+
+
 class CorruptFileError(StorageError):
     """SQLite found damaged pages in the file; ``remembrances check`` says what can be saved."""
 

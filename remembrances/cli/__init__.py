@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 try:
-    from . import code, evaluation, events, kb, maintenance, memory, serve  # noqa: F401
+    from . import code, copying, evaluation, events, kb, maintenance, memory, serve  # noqa: F401
     from .app import cli
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     _missing: ImportError | None = exc

@@ -244,4 +244,4 @@ def cli(
 
 #: Commands that serve the file themselves, and commands that only make sense on one.
 SERVING = frozenset({"serve", "serve-mcp"})
-LOCAL_ONLY = frozenset({"init", "reembed", "export", "import"})
+LOCAL_ONLY = frozenset({"init", "reembed", "export", "import", "copy"})

@@ -197,6 +197,16 @@ _POSTGRESQL: tuple[str, ...] = (
 )
 #: Per dialect, the same numbered steps (a file's schema version counts them).
 CODE_MIGRATIONS: dict[Dialect, tuple[str, ...]] = {"sqlite": _SQLITE, "postgresql": _POSTGRESQL}
+#: The layer's tables (with graph.py's two), parents first: ``remembrances copy``
+#: copies them row for row, ids kept.
+TABLES = (
+    "code_projects",
+    "code_files",
+    "code_symbols",
+    "code_names",
+    "code_edges",
+    "code_graphs",
+)
 
 
 # -- projects ------------------------------------------------------------------------

@@ -80,6 +80,9 @@ _POSTGRESQL: tuple[str, ...] = (
 )
 #: The layer's migrations per dialect (as code/tables.py keeps them).
 EVENTS_MIGRATIONS: dict[Dialect, tuple[str, ...]] = {"sqlite": _SQLITE, "postgresql": _POSTGRESQL}
+#: The layer's tables (``remembrances copy`` copies them row for row; an event's id
+#: names its chunk's source, so ids are kept).
+TABLES = ("events",)
 
 
 #: The columns an event is read with.

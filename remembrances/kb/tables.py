@@ -89,6 +89,8 @@ _POSTGRESQL: tuple[str, ...] = (
 )
 #: The layer's migrations per dialect (as code/tables.py keeps them).
 KB_MIGRATIONS: dict[Dialect, tuple[str, ...]] = {"sqlite": _SQLITE, "postgresql": _POSTGRESQL}
+#: The layer's tables, parents first (``remembrances copy`` copies them row for row).
+TABLES = ("kb_documents", "kb_roots")
 
 
 #: A document's row without its text (listing never reads the text).

@@ -455,3 +455,28 @@ class PostgresDatabase:
     @property
     def in_transaction(self) -> bool:
         return self._owner == threading.get_ident()
+
+
+# -- whole memories ------------------------------------------------------------------
+
+
+def memory_exists(url: str) -> bool:
+    """Whether the memory ``url`` names has a schema on its server (nothing is created)."""
+    db = PostgresDatabase(url, read_only=True)
+    try:
+        return db.schema_exists()
+    finally:
+        db.close()
+
+
+def drop_memory(url: str) -> None:
+    """Drop the memory ``url`` names (its schema and everything in it), when it exists."""
+    target = PostgresTarget.parse(url)
+    try:
+        with psycopg.connect(
+            target.conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
+        ) as conn:
+            conn.execute(f"SET lock_timeout = '{LOCK_TIMEOUT_S}s'")
+            conn.execute(f'DROP SCHEMA IF EXISTS "{target.schema}" CASCADE')
+    except psycopg.Error as exc:
+        raise postgres_error(exc, target.display) from exc
