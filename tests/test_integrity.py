@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import struct
 
+import pytest
+
 from remembrances import Chunk, Store
 from remembrances.integrity import check
 
@@ -16,6 +18,7 @@ def filled(store: Store) -> Store:
     return store
 
 
+@pytest.mark.backends("sqlite", "postgresql")
 def test_a_healthy_file_passes(store: Store) -> None:
     report = check(filled(store))
     assert report.ok and report.problems == [] and report.chunks == 10 and report.vectors == 10
@@ -60,6 +63,7 @@ def test_non_finite_vectors_are_cleared_for_re_embedding(store: Store) -> None:
     assert store.search("note number 0", mode="vector")[0].source == "doc0"
 
 
+@pytest.mark.backends("sqlite", "postgresql")
 def test_missing_model_record_is_reported(store: Store) -> None:
     filled(store)
     with store.transaction() as conn:

@@ -1,4 +1,5 @@
-"""remembrances.reembed and remembrances.transfer as Python APIs, on real files."""
+"""remembrances.reembed and remembrances.transfer as Python APIs, on real files and on
+a real PostgreSQL server (every test reaching ``location`` runs on both)."""
 
 from __future__ import annotations
 
@@ -13,17 +14,20 @@ from remembrances import Chunk, InvalidVectorError
 from remembrances.embeddings import HashEmbedder
 from remembrances.reembed import reembed
 from remembrances.transfer import export_jsonl, import_jsonl
+from tests.conftest import postgres_memory
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
-def _store_with_pending(path: Path) -> None:
+def _store_with_pending(path: Path | str) -> None:
     with remembrances.open(path, embedder=HashEmbedder(64)) as svc:
         svc.store.put_source("note", "a", [Chunk("alpha beta"), Chunk("gamma delta")])
         svc.store.put_source("note", "b", [Chunk("epsilon zeta")], embed=False)
         svc.store.put_source("note", "c", [Chunk("alpha beta")])  # same text as a/0
 
 
-def test_reembed_swaps_every_vector_and_both_vector_engines_agree(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
+def test_reembed_swaps_every_vector_and_both_vector_engines_agree(location: str) -> None:
+    path = location
     _store_with_pending(path)
     seen: list[tuple[str, int, int | None]] = []
     report = reembed(path, HashEmbedder(32), progress=lambda *a: seen.append(a))
@@ -39,8 +43,8 @@ def test_reembed_swaps_every_vector_and_both_vector_engines_agree(tmp_path: Path
         assert memory[0].score == pytest.approx(vec0[0].score, abs=1e-5)
 
 
-def test_reembed_again_uses_the_cache(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
+def test_reembed_again_uses_the_cache(location: str) -> None:
+    path = location
     _store_with_pending(path)
     reembed(path, HashEmbedder(32))
     reembed(path, HashEmbedder(64))
@@ -57,8 +61,8 @@ class BrokenEmbedder(HashEmbedder):
         return [[0.1] * 5 for _ in texts]
 
 
-def test_reembed_failure_leaves_the_file_on_its_old_model(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
+def test_reembed_failure_leaves_the_file_on_its_old_model(location: str) -> None:
+    path = location
     _store_with_pending(path)
     with pytest.raises(InvalidVectorError):
         reembed(path, BrokenEmbedder(8))
@@ -67,8 +71,18 @@ def test_reembed_failure_leaves_the_file_on_its_old_model(tmp_path: Path) -> Non
         assert svc.store.search("alpha beta", mode="vector", limit=1)[0].source in ("a", "c")
 
 
-def test_export_import_roundtrip_of_directly_stored_chunks(tmp_path: Path) -> None:
-    source = tmp_path / "a.db"
+def test_export_import_roundtrip_of_directly_stored_chunks(
+    location: str, backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    if backend == "postgresql":  # into a second memory on the same server
+        target = request.getfixturevalue("postgres_server")
+        with postgres_memory(target) as url:
+            _roundtrip(location, url)
+    else:
+        _roundtrip(location, tmp_path / "b.db")
+
+
+def _roundtrip(source: str, target: Path | str) -> None:
     with remembrances.open(source, embedder="hash:64") as svc:
         svc.store.put_source(
             "note", "n1", [Chunk("first 🙂", metadata={"k": 1}, ts=1_700_000_000.0)],
@@ -77,7 +91,6 @@ def test_export_import_roundtrip_of_directly_stored_chunks(tmp_path: Path) -> No
         buffer = io.StringIO()
         report = export_jsonl(svc, buffer)
     assert report.counts == {"chunks": 1}
-    target = tmp_path / "b.db"
     with remembrances.open(target, embedder="hash:16") as svc:
         imported = import_jsonl(svc, buffer.getvalue().splitlines())
         assert imported.counts == {"chunks": 1}
@@ -100,8 +113,8 @@ def test_import_skips_code_projects_whose_root_is_gone(tmp_path: Path) -> None:
     assert [s["reason"][:8] for s in report.skipped] == ["its root", "unknown "]
 
 
-def test_reembed_an_empty_file_just_records_the_model(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
+def test_reembed_an_empty_file_just_records_the_model(location: str) -> None:
+    path = location
     remembrances.open(path, embedder="hash:64").close()
     report = reembed(path, HashEmbedder(16))
     assert (report.chunks, report.texts, report.embedded) == (0, 0, 0)

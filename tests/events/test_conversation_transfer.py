@@ -49,8 +49,9 @@ def _export(svc: RemembrancesService) -> str:
     return out.getvalue()
 
 
-def test_export_then_import_keeps_turns_as_turns(tmp_path: Path) -> None:
-    with remembrances.open(tmp_path / "a.db", embedder="hash:64") as source:
+def test_export_then_import_keeps_turns_as_turns(location: str, tmp_path: Path) -> None:
+    """From a SQLite file or a PostgreSQL memory into a SQLite file."""
+    with remembrances.open(location, embedder="hash:64") as source:
         _fill(source)
         dump = _export(source)
         expected = {s: _turns(source, s) for s in ("s1", "s2")}
