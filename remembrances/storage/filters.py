@@ -34,6 +34,28 @@ _IS_NULL = {"sqlite": "j.type = 'null'", "postgresql": "jsonb_typeof(j.value) = 
 #: How a value is compared with ``j.value``: SQLite's json_each gives SQL values,
 #: PostgreSQL's jsonb_each gives jsonb (compared with the value as JSON).
 _VALUE = {"sqlite": "?", "postgresql": "CAST(? AS jsonb)"}
+#: A stored value of the JSON type of the filter's value. Comparisons hold only
+#: between values of one JSON type, so both engines agree: left alone, SQLite reads
+#: ``true`` as 1 (``{"flag": 1}`` matched ``true``) and ranks any text above any
+#: number, while jsonb compares across types by its own type order.
+_OF_TYPE = {
+    "sqlite": {
+        "number": "j.type IN ('integer', 'real')",
+        "string": "j.type = 'text'",
+        "boolean": "j.type IN ('true', 'false')",
+    },
+    "postgresql": {
+        "number": "jsonb_typeof(j.value) = 'number'",
+        "string": "jsonb_typeof(j.value) = 'string'",
+        "boolean": "jsonb_typeof(j.value) = 'boolean'",
+    },
+}
+
+
+def _json_type(value: str | int | float | bool) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    return "string" if isinstance(value, str) else "number"
 
 
 def names(value: str | Sequence[str] | None, what: str) -> list[str] | None:
@@ -143,37 +165,49 @@ def metadata_condition(key: Any, value: Any, dialect: Dialect = "sqlite") -> tup
     check_name(key, "metadata filter key")
     exists, operand = _EXISTS[dialect], _VALUE[dialect]
 
-    def bind(v: Any) -> Any:
-        v = _scalar(v, key)
-        return json.dumps(v) if dialect == "postgresql" else v
+    def compare(sign: str, given: Any) -> tuple[str, list[Any]]:
+        """``j.value <sign> given`` between values of one JSON type (None: JSON null)."""
+        v = _scalar(given, key)
+        if v is None:
+            if sign not in ("=", "!="):
+                raise InvalidInputError(
+                    f"filter on {key!r}: None (null) can be matched with $eq or $ne only"
+                )
+            null = _IS_NULL[dialect]
+            return (null if sign == "=" else f"NOT {null}"), []
+        typed = _OF_TYPE[dialect][_json_type(v)]
+        bound = json.dumps(v) if dialect == "postgresql" else v
+        if sign == "!=":  # any other value, of any type
+            return f"NOT ({typed} AND j.value = {operand})", [bound]
+        return f"({typed} AND j.value {sign} {operand})", [bound]
 
     if isinstance(value, list | tuple | set | frozenset):
-        values = [bind(v) for v in value]
-        if not values:
+        parts = [compare("=", v) for v in value]
+        if not parts:
             return _FALSE[dialect], []
-        listed = ",".join([operand] * len(values))
-        return exists.format(f"j.value IN ({listed})"), [key, *values]
+        either = " OR ".join(clause for clause, _ in parts)
+        return exists.format(f"({either})"), [key, *(p for _, ps in parts for p in ps)]
     if isinstance(value, Mapping):
-        parts, params = [], []
+        clauses, params = [], []
         for op, given in value.items():
             if op == "$in":
                 if not isinstance(given, list | tuple | set | frozenset):
                     raise InvalidInputError(f"$in for {key!r} takes a list of values")
                 clause, values = metadata_condition(key, list(given), dialect)
-                parts.append(clause)
+                clauses.append(clause)
                 params.extend(values)
             elif op in OPERATORS:
-                parts.append(exists.format(f"j.value {OPERATORS[op]} {operand}"))
-                params.extend([key, bind(given)])
+                clause, values = compare(OPERATORS[op], given)
+                clauses.append(exists.format(clause))
+                params.extend([key, *values])
             else:
                 raise InvalidInputError(
                     f"unknown filter operator {op!r} for {key!r}; use one of "
                     f"{', '.join([*OPERATORS, '$in'])}"
                 )
-        return "(" + " AND ".join(parts or [_TRUE[dialect]]) + ")", params
-    if value is None:
-        return exists.format(_IS_NULL[dialect]), [key]
-    return exists.format(f"j.value = {operand}"), [key, bind(value)]
+        return "(" + " AND ".join(clauses or [_TRUE[dialect]]) + ")", params
+    clause, values = compare("=", value)
+    return exists.format(clause), [key, *values]
 
 
 def as_timestamp(value: float | datetime | str | None, what: str) -> float | None:

@@ -47,9 +47,10 @@ def test_metadata_values_and_keys_are_parameters_never_sql() -> None:
 def test_metadata_operators() -> None:
     sql, params = metadata_condition("n", {"$gte": 2, "$lt": 5})
     assert sql.count("EXISTS") == 2 and "j.value >= ?" in sql and "j.value < ?" in sql
+    assert sql.count("j.type IN ('integer', 'real')") == 2  # numbers compare with numbers
     assert params == ["n", 2, "n", 5]
     sql, params = metadata_condition("tag", {"$in": ["a", "b"]})
-    assert "j.value IN (?,?)" in sql and params == ["tag", "a", "b"]
+    assert sql.count("j.type = 'text' AND j.value = ?") == 2 and params == ["tag", "a", "b"]
     assert metadata_condition("tag", []) == ("0", [])
     sql, params = metadata_condition("gone", None)
     assert "j.type = 'null'" in sql and params == ["gone"]
@@ -58,7 +59,8 @@ def test_metadata_operators() -> None:
 def test_postgresql_compares_metadata_as_jsonb() -> None:
     sql, params = metadata_condition("tag", ["a", 1], "postgresql")
     assert "jsonb_each(c.metadata)" in sql
-    assert "j.value IN (CAST(? AS jsonb),CAST(? AS jsonb))" in sql
+    assert "jsonb_typeof(j.value) = 'string' AND j.value = CAST(? AS jsonb)" in sql
+    assert "jsonb_typeof(j.value) = 'number' AND j.value = CAST(? AS jsonb)" in sql
     assert params == ["tag", '"a"', "1"]
     sql, _ = metadata_condition("gone", None, "postgresql")
     assert "jsonb_typeof(j.value) = 'null'" in sql
@@ -73,6 +75,7 @@ def test_postgresql_compares_metadata_as_jsonb() -> None:
         {"n": object()},
         {"": 1},
         {"n": {"$in": "ab"}},
+        {"n": {"$gt": None}},
         "not a mapping",
     ],
 )
