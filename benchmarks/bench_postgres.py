@@ -135,6 +135,109 @@ def real_recall(server_url: str, memory_file: Path, queries: int = 50) -> dict[s
     }
 
 
+def hnsw_sweep(
+    server_url: str,
+    n: int,
+    builds: list[tuple[int, int]],
+    ef_searches: list[int],
+    queries: int = 100,
+    dim: int = 384,
+) -> list[dict[str, Any]]:
+    """HNSW recall@10 and latency per index build (m, ef_construction) and ``ef_search``,
+    on ``n`` random unit vectors (no structure: the hardest case for a graph index),
+    against an exact scan of the same table, with ``queries`` random query vectors.
+
+    The vectors are written once without the index; each build is timed on the
+    full table (CREATE INDEX), then every ``ef_search`` is measured on it."""
+    from remembrances.storage.engine import NewChunk
+
+    rng = np.random.default_rng(11)
+    matrix = rng.standard_normal((n, dim)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    asked = rng.standard_normal((queries, dim)).astype(np.float32)
+    asked /= np.linalg.norm(asked, axis=1, keepdims=True)
+    store = Store(memory_url(server_url, "bench_hnsw"))
+    engine: Any = store.engine
+    rows: list[dict[str, Any]] = []
+    try:
+        with engine.write() as tx:
+            engine.create_vector_table(tx, dim, fill=False)
+            tx.execute("DROP INDEX IF EXISTS chunks_embedding")
+        for start in range(0, n, 5000):
+            with engine.write() as tx:
+                engine.insert_chunks(
+                    tx,
+                    [
+                        NewChunk(
+                            "kb",
+                            "d",
+                            f"s{i}",
+                            0,
+                            "x",
+                            "{}",
+                            f"h{i}",
+                            None,
+                            None,
+                            0.0,
+                            matrix[i].astype("<f4").tobytes(),
+                        )
+                        for i in range(start, min(start + 5000, n))
+                    ],
+                )
+        with engine.write() as tx:
+            tx.execute("ANALYZE chunks")
+        with engine.read() as tx:
+            exact = [
+                {i for i, _ in engine.vector_leg(tx, q, 10, ChunkFilter(), exact=True)}
+                for q in asked
+            ]
+            exact_ms = per_query_ms(
+                lambda k: engine.vector_leg(tx, asked[k], 10, ChunkFilter(), exact=True),
+                len(asked),
+            )
+        for m, construction in builds:
+            with engine.write() as tx:
+                tx.execute("DROP INDEX IF EXISTS chunks_embedding")
+                started = time.perf_counter()
+                tx.execute(
+                    "CREATE INDEX chunks_embedding ON chunks USING hnsw "
+                    f"(embedding vector_cosine_ops) WITH (m = {int(m)}, "
+                    f"ef_construction = {int(construction)})"
+                )
+                build_s = time.perf_counter() - started
+            for ef in ef_searches:
+                with engine.read() as tx:
+                    tx.execute("SELECT set_config('hnsw.ef_search', ?, true)", (str(ef),))
+
+                    def top(k: int, tx: Any = tx) -> set[int]:
+                        found = tx.execute(
+                            "SELECT c.id AS id FROM chunks c WHERE c.embedding IS NOT NULL "
+                            "ORDER BY c.embedding <=> ? LIMIT 10",
+                            (asked[k],),
+                        )
+                        return {int(r[0]) for r in found}
+
+                    got = [top(k) for k in range(len(asked))]
+                    ms = per_query_ms(top, len(asked))
+                row = {
+                    "n": n,
+                    "m": m,
+                    "ef_construction": construction,
+                    "build_s": round(build_s, 1),
+                    "ef_search": ef,
+                    "recall_at_10": float(
+                        np.mean([len(g & e) / 10 for g, e in zip(got, exact, strict=True)])
+                    ),
+                    "hnsw_ms": round(ms, 2),
+                    "exact_ms": round(exact_ms, 2),
+                }
+                print(json.dumps({"hnsw": row}), flush=True)
+                rows.append(row)
+    finally:
+        store.close()
+    return rows
+
+
 def scifact(server_url: str, memory_file: Path, workdir: Path, eval_dir: Path) -> dict[str, Any]:
     """SciFact (test split) nDCG@10 per search mode on both engines: the chunks and
     vectors of a SQLite memory built by ``bench_quality.py --cache`` are copied into
@@ -253,6 +356,14 @@ def run(args: argparse.Namespace, server_url: str, workdir: Path) -> dict[str, A
         figures = scifact(server_url, args.scifact, workdir, args.eval)
         print(json.dumps({"scifact": figures}), flush=True)
         results["scifact"] = figures
+    if args.hnsw:
+        builds = [tuple(int(x) for x in b.split(",")) for b in args.hnsw_builds]
+        results["hnsw"] = hnsw_sweep(
+            server_url,
+            args.hnsw,
+            builds,
+            args.ef_search,  # type: ignore[arg-type]
+        )
     if args.writers:
         for name, location in (
             ("sqlite", str(workdir / "writers.db")),
@@ -279,6 +390,22 @@ def main() -> int:
     )
     parser.add_argument(
         "--real-vectors", type=Path, help="a SQLite memory whose vectors measure HNSW recall too"
+    )
+    parser.add_argument(
+        "--hnsw", type=int, default=0, help="HNSW recall/latency sweep on N random vectors"
+    )
+    parser.add_argument(
+        "--hnsw-builds",
+        nargs="*",
+        default=["16,64", "16,200", "32,200"],
+        help="index builds for --hnsw, each M,EF_CONSTRUCTION",
+    )
+    parser.add_argument(
+        "--ef-search",
+        type=int,
+        nargs="*",
+        default=[100, 200, 400, 800, 1000],
+        help="hnsw.ef_search values for --hnsw",
     )
     args, _ = parser.parse_known_args()
     args.sizes = (
