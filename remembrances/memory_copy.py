@@ -184,8 +184,9 @@ def _copy(src: Store, dst: Store, replace: bool, progress: Progress | None) -> C
         done = 0
         if held:
             row_copy.clear(wtx, tables)
-        if report.embedder is not None and report.dim is not None:
-            row_copy.record_model(dst.engine, wtx, report.embedder, report.dim, recorded)
+        model = (report.embedder, report.dim)
+        if model[0] is not None and model[1] is not None and recorded[0] is not None:
+            row_copy.record_model(dst.engine, wtx, model[0], model[1], recorded)
         for table in source_tables:  # parents first: files before their symbols
             report.rows[table] = 0
             for columns, rows in row_copy.read_table(rtx, table):
@@ -206,6 +207,9 @@ def _copy(src: Store, dst: Store, replace: bool, progress: Progress | None) -> C
         for entries in row_copy.read_cache(rtx):
             row_copy.write_cache(wtx, entries)
             report.cached_embeddings += len(entries)
+        if model[0] is not None and model[1] is not None and recorded[0] is None:
+            # A new model record: the vector index is built once, over every chunk.
+            row_copy.record_model(dst.engine, wtx, model[0], model[1], recorded)
         dst.engine.after_write(wtx)
     return report
 

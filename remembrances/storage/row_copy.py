@@ -153,8 +153,13 @@ def record_model(
     recorded: tuple[str | None, int | None],
 ) -> None:
     """Make ``embedder``/``dim`` the destination's model (its guard) and give it the
-    vector index for ``dim``; ``recorded`` is what it recorded before (it holds no
-    chunks by now)."""
+    vector index for ``dim``; ``recorded`` is what it recorded before.
+
+    A destination without a model gets its vector index after its chunks came in
+    (``fill``): one index build is far cheaper than growing it row by row (an HNSW
+    index made PostgreSQL inserts 11x slower: 84 vs 959 chunks/s). One that had
+    another model holds no chunks by now: its index is rebuilt for ``dim`` first.
+    """
     if recorded == (embedder, dim):
         return
     tx.execute(
@@ -163,6 +168,6 @@ def record_model(
         (embedder, str(dim)),
     )
     if recorded[0] is None:
-        engine.create_vector_table(tx, dim, fill=False)
+        engine.create_vector_table(tx, dim, fill=True)
     else:  # another model's index, over no chunks: rebuilt for this dimension
         engine.switch_vectors(tx, embedder, dim)
