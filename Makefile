@@ -15,8 +15,10 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) examples/demo.py
 
+# Two workers (this machine has two cores); a test file stays on one worker, so its
+# module fixtures (a populated memory, the 5,000-chunk size sweep) are built once.
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
