@@ -27,7 +27,9 @@ left out), indexed into a fresh file:
 
 Run: ``.venv/bin/python -m benchmarks.bench_code`` (``--quick`` skips the local
 embedder and the serial-parsing comparison; ``--map-only`` runs only the map
-part). Writes benchmarks/results/code.md and benchmarks/results/code_map.md.
+part; ``--definitions-only`` only indexes the tree and checks the definitions a
+prompt names, into benchmarks/results/code_definitions.md). Writes
+benchmarks/results/code.md and benchmarks/results/code_map.md.
 """
 
 from __future__ import annotations
@@ -43,17 +45,18 @@ from pathlib import Path
 
 import remembrances
 from benchmarks.harness import best_of, cpu_seconds, load_average, read_and_hash
-from remembrances import Store
+from remembrances import RemembrancesService, Store
 from remembrances.code import CodeIndexer, IndexReport, OutlineNode, RepoMap
 from remembrances.code.discovery import discover
 from remembrances.code.repo_map import RepoMapper
 from remembrances.code.writer import default_workers
 from remembrances.embeddings import HashEmbedder
-from remembrances.enrichment import ContextEnricher
+from remembrances.enrichment import ContextEnricher, EnricherConfig
 from remembrances.enrichment.code_focus import code_names, wait_idle
 
 RESULTS = Path(__file__).resolve().parent / "results" / "code.md"
 MAP_RESULTS = Path(__file__).resolve().parent / "results" / "code_map.md"
+DEFINITIONS_RESULTS = Path(__file__).resolve().parent / "results" / "code_definitions.md"
 SUBSET = 100
 
 
@@ -98,6 +101,8 @@ def subset_repo(root: Path, target: Path) -> int:
 UPDATE_FILES = ("colorsys.py", "json/decoder.py", "typing.py")
 BUDGETS = (256, 1024, 4096)
 ENRICH_SAMPLE = 60
+#: Seconds each enrichment source may take in the definitions measurement.
+DEFINITIONS_TIMEOUT = 30.0
 
 
 def sample_symbols(code: CodeIndexer, root: Path, n: int) -> list[tuple[str, str, str, int, int]]:
@@ -171,26 +176,9 @@ def map_bench(root: Path, work: Path) -> list[str]:
         sizes.append((budget, result, len(result.text.splitlines())))
     focused = mapper.repo_map("stdlib", focus=["asyncio/tasks.py"])
 
-    enricher = ContextEnricher(service)
-    sample = sample_symbols(code, tree, ENRICH_SAMPLE)
-    found_ticked = found_bare = bare_detected = 0
-    enrich_ms: list[float] = []
-    for qualified, _name, path_, start, end in sample:
-        where = (
-            f"{path_}:{start}-{end} {qualified}" if start != end else f"{path_}:{start} {qualified}"
-        )
-        began = time.perf_counter()
-        text = enricher.enrich_context(f"How does `{qualified}` work, and who calls it?")
-        enrich_ms.append((time.perf_counter() - began) * 1000)
-        found_ticked += where in text
-        bare_prompt = f"how does {qualified} work?"
-        if code_names(bare_prompt)[0]:
-            bare_detected += 1
-            found_bare += where in enricher.enrich_context(bare_prompt)
-    enricher.close()
+    definitions = definitions_bench(service, tree)
     wait_idle()  # searches that missed their deadline still hold connections
     service.close()
-    enrich_ms.sort()
 
     lines = [
         "## Repository map (`code.repo_map`)",
@@ -246,25 +234,125 @@ def map_bench(root: Path, work: Path) -> list[str]:
         *focused.text.splitlines()[:12],
         "```",
         "",
-        f"### Definitions in `enrich_context` ({len(sample)} symbols sampled)",
-        "",
-        "Every k-th function, class or method outside the test directories, not private; "
-        "hash:384 embedder, default `EnricherConfig`. Found = the definition's "
-        "`path:lines qualified_name` is in the returned block.",
-        "",
-        "| prompt | found |",
-        "|---|---|",
-        f"| ``How does `Qualified.name` work, and who calls it?`` | "
-        f"**{found_ticked}/{len(sample)}** |",
-        f"| `how does Qualified.name work?` (no backticks; the name is detected "
-        f"in {bare_detected} of {len(sample)}) | {found_bare}/{bare_detected} |",
-        "",
-        f"enrich_context with a named symbol: median {enrich_ms[len(enrich_ms) // 2]:.0f} ms, "
-        f"p90 {enrich_ms[int(len(enrich_ms) * 0.9)]:.0f} ms.",
-        "",
+        *definitions,
         *devsuite_quality(),
     ]
     return lines
+
+
+def definitions_bench(service: RemembrancesService, tree: Path) -> list[str]:
+    """How often ``enrich_context`` shows the definition of a symbol the prompt names.
+
+    ``service`` holds ``tree`` indexed as project ``stdlib``. For each sampled symbol
+    the block is checked three ways: the definition is an item of its own (its label
+    ``path:lines Qualified.name``), or only its location is listed among the other
+    definitions of the same name, or neither.
+    """
+    code = service.code
+    # What is measured is which definitions reach the block, not how fast: a
+    # generous timeout keeps a loaded machine from deciding it (the times are below).
+    enricher = ContextEnricher(service, EnricherConfig(timeout=DEFINITIONS_TIMEOUT))
+    sample = sample_symbols(code, tree, ENRICH_SAMPLE)
+    shown = listed = bare_detected = found_bare = 0
+    enrich_ms: list[float] = []
+    misses: list[tuple[str, str, int, str]] = []
+    for qualified, _name, path_, start, end in sample:
+        where = (
+            f"{path_}:{start}-{end} {qualified}" if start != end else f"{path_}:{start} {qualified}"
+        )
+        began = time.perf_counter()
+        result = enricher.enrich(f"How does `{qualified}` work, and who calls it?")
+        enrich_ms.append((time.perf_counter() - began) * 1000)
+        items = result.items.get("code", [])
+        is_shown = any(where in item.origin for item in items)
+        is_listed = not is_shown and where in result.text
+        shown += is_shown
+        listed += is_listed
+        if not is_shown:
+            tail = qualified.rsplit(".", 1)[-1]
+            same = [
+                s
+                for s in code.find_symbol(qualified, project="stdlib", limit=1000)
+                if s.qualified_name == qualified or s.name == tail == qualified
+            ]
+            misses.append((qualified, path_, len(same), "listed" if is_listed else "absent"))
+        bare_prompt = f"how does {qualified} work?"
+        if code_names(bare_prompt)[0]:
+            bare_detected += 1
+            found_bare += where in enricher.enrich_context(bare_prompt)
+    enricher.close()
+    enrich_ms.sort()
+    n = len(sample)
+    print(
+        f"definitions: shown {shown}/{n}, only listed {listed}, bare {found_bare}/{bare_detected}"
+    )
+    lines = [
+        f"### Definitions in `enrich_context` ({n} symbols sampled)",
+        "",
+        "Every k-th function, class or method outside the test directories, not private; "
+        f"hash:384 embedder, `EnricherConfig(timeout={DEFINITIONS_TIMEOUT:.0f})` (the default "
+        "otherwise; a loaded machine must not decide what is shown). Shown = the definition "
+        "is an item of "
+        "the block (labelled `path:lines qualified_name`); listed = only its location is in "
+        "the list of the name's other definitions.",
+        "",
+        "| prompt | definition shown | only its location listed | neither |",
+        "|---|---|---|---|",
+        f"| ``How does `Qualified.name` work, and who calls it?`` | **{shown}/{n}** | "
+        f"{listed}/{n} | {n - shown - listed}/{n} |",
+        f"| `how does Qualified.name work?` (no backticks; the name is detected in "
+        f"{bare_detected} of {n}): location anywhere in the block | {found_bare}/{bare_detected} "
+        "| | |",
+        "",
+        f"enrich_context with a named symbol: median {enrich_ms[n // 2]:.0f} ms, "
+        f"p90 {enrich_ms[int(n * 0.9)]:.0f} ms.",
+        "",
+    ]
+    if misses:
+        lines += [
+            "Not shown (definitions with the same qualified name in the index):",
+            "",
+            "| symbol | file | same-named definitions | in the block |",
+            "|---|---|---|---|",
+            *(f"| `{q}` | `{p}` | {k} | {state} |" for q, p, k, state in misses),
+            "",
+        ]
+    return lines
+
+
+def definitions_only(root: Path) -> None:
+    """``--definitions-only``: index ``root`` (hash:384) and run :func:`definitions_bench`."""
+    before = load_average()
+    with tempfile.TemporaryDirectory() as tmp:
+        service = remembrances.open(Path(tmp) / "defs.db", embedder=HashEmbedder(384))
+        started = time.perf_counter()
+        report = service.code.index(root, project="stdlib")
+        print(
+            f"definitions: indexed {report.files_indexed} files in "
+            f"{time.perf_counter() - started:.0f} s"
+        )
+        body = definitions_bench(service, root)
+        wait_idle()
+        service.close()
+    DEFINITIONS_RESULTS.write_text(
+        "\n".join(
+            [
+                "# Definitions a prompt names, in `enrich_context` (CPython's `Lib/`)",
+                "",
+                "Produced by:",
+                "",
+                "    .venv/bin/python -m benchmarks.bench_code --definitions-only",
+                "",
+                "(`--map-only` and the full run measure the same in results/code_map.md).",
+                "",
+                f"Tree: `{root}` (Python {sys.version.split()[0]}, {report.files_indexed:,} files), "
+                f"{os.cpu_count()} cores shared with other jobs (load average before: {before}).",
+                "",
+                *body,
+            ]
+        )
+    )
+    print(f"wrote {DEFINITIONS_RESULTS}")
 
 
 DEVSUITE_CODE_SETS = ("code-requests", "code-click", "code-httpx")
@@ -323,8 +411,16 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="skip the slow comparisons")
     parser.add_argument("--root", default=sysconfig.get_paths()["stdlib"])
     parser.add_argument("--map-only", action="store_true", help="only the repository map")
+    parser.add_argument(
+        "--definitions-only",
+        action="store_true",
+        help="only: is a definition the prompt names in enrich_context",
+    )
     args = parser.parse_args()
     root = Path(args.root)
+    if args.definitions_only:
+        definitions_only(root)
+        return
     if args.map_only:
         write_map_results(root)
         return
