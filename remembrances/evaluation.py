@@ -301,16 +301,30 @@ def rankings_for(
     """Document ids, best first, for each query: chunks are folded into their document.
 
     ``sources`` maps a chunk's source to its document id (identity by default).
+    Code's default search is the code layer's (``CodeIndexer.search``), which adds
+    the symbol's name to the store's evidence (code/ranking.py); the other modes
+    and RRF are the store's.
     """
+    from .code import CodeIndexer
+
+    code = (
+        CodeIndexer(store) if kind == "code" and mode == "hybrid" and fuse == "pointwise" else None
+    )
     rankings: dict[str, list[str]] = {}
     for query_id, text in queries.items():
         if not text.strip():
             rankings[query_id] = []
             continue
-        hits = store.search(
-            text, mode=mode, limit=k * 3, kind=kind, collection=collection, fuse=fuse
-        )
-        docs = (h.source if sources is None else sources.get(h.source, h.source) for h in hits)
+        if code is not None:
+            found = [h.path for h in code.search(text, project=collection, limit=k * 3)]
+        else:
+            found = [
+                h.source
+                for h in store.search(
+                    text, mode=mode, limit=k * 3, kind=kind, collection=collection, fuse=fuse
+                )
+            ]
+        docs = (s if sources is None else sources.get(s, s) for s in found)
         rankings[query_id] = list(dict.fromkeys(docs))[:k]
     return rankings
 

@@ -64,18 +64,28 @@ def rrf(
 
 @dataclass(frozen=True)
 class FusionParams:
-    """``score = sigmoid(bias + cosine_weight * cosine + text_weight * coverage)``.
+    """``score = sigmoid(bias + cosine_weight * cosine + text_weight * coverage
+    + name_weight * name)``.
 
-    The ratio of the two weights sets the ranking; ``bias`` and their size set
-    what a score means (docs/search.md shows the fit and the measurement).
+    The ratio of the weights sets the ranking; ``bias`` and their size set what a
+    score means (docs/search.md shows the fit and the measurement). ``name`` is
+    evidence a layer adds on top of the store's two numbers: for code, the share
+    of the query's words that the symbol's name, its enclosing names and its
+    file's path hold (``code/ranking.py``); 0 elsewhere.
     """
 
     bias: float
     cosine_weight: float
     text_weight: float
+    name_weight: float = 0.0
 
-    def score(self, cosine: float, coverage: float) -> float:
-        z = self.bias + self.cosine_weight * cosine + self.text_weight * coverage
+    def score(self, cosine: float, coverage: float, name: float = 0.0) -> float:
+        z = (
+            self.bias
+            + self.cosine_weight * cosine
+            + self.text_weight * coverage
+            + self.name_weight * name
+        )
         return 1.0 / (1.0 + math.exp(-min(max(z, -50.0), 50.0)))
 
 
@@ -92,7 +102,10 @@ KIND_PARAMS: dict[str, FusionParams] = {
     "kb": _PROSE,
     "event": FusionParams(bias=-5.25, cosine_weight=2.77, text_weight=4.16),
     # Web-style questions rarely share words with the function: cosine decides.
-    "code": FusionParams(bias=-9.3, cosine_weight=9.72, text_weight=1.46),
+    # A question whose words name the symbol (its name, class, file) is strong
+    # evidence: name_weight was fitted on the development suite's code and
+    # self-supervised fit halves (benchmarks/results/devsuite.md).
+    "code": FusionParams(bias=-9.3, cosine_weight=9.72, text_weight=1.46, name_weight=3.0),
 }
 
 

@@ -582,6 +582,14 @@ class Store:
 
     # -- searching ---------------------------------------------------------------------
 
+    def stems(self, words: Sequence[str]) -> list[str]:
+        """Each word as the text index stems it, so a layer can compare words as search
+        does (the code layer matches query words against symbol names this way)."""
+        if not words:
+            return []
+        with self.engine.read() as tx:
+            return self.engine.stems(tx, list(words))
+
     def search(
         self,
         query: str,

@@ -16,15 +16,18 @@ from typing import Any
 from ..errors import InvalidInputError, NotFoundError
 from ..records import SearchResult
 from ..storage.transaction import Transaction
-from ..store import SearchMode, Store
+from ..store import MAX_LIMIT, SearchMode, Store
 from ..validation import check_choices
-from . import graph, tables
+from . import graph, ranking, tables
 from .checks import check_languages, check_name, check_project_name
 from .parsing.analysis import file_hash, source_lines
 from .parsing.identifiers import decode_positions
 from .parsing.symbols import SYMBOL_KINDS
 from .records import CodeHit, CodeSymbol, OutlineNode, ProjectInfo, ProjectStats, Reference
 from .tables import KIND, Project
+
+#: Candidates each leg proposes to a hybrid code search (as many as the store's default).
+HYBRID_POOL = 100
 
 
 class IndexReader:
@@ -77,6 +80,8 @@ class IndexReader:
         path: str | None = None,
         mode: SearchMode = "hybrid",
     ) -> list[CodeHit]:
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+            raise InvalidInputError(f"limit must be an integer from 1 to {MAX_LIMIT}")
         where: dict[str, Any] = {}
         langs = check_languages(languages)
         if langs is not None:
@@ -101,15 +106,24 @@ class IndexReader:
         collection = check_project_name(project) if project is not None else None
         if self.store.embedder is None and mode == "hybrid":
             mode = "text"  # a file opened without an embedder still answers by words
+        if mode != "hybrid":  # one leg alone, as the store ranks it
+            results = self.store.search(
+                query, mode=mode, limit=limit, kind=KIND, collection=collection, where=where or None
+            )
+            return self._hits(results)
+        # Every candidate of both legs comes back: the name match can lift any of them,
+        # and folding parts into their symbol must still leave ``limit`` hits.
+        pool = max(limit * 5, HYBRID_POOL)
         results = self.store.search(
             query,
-            mode=mode,
-            limit=limit,
+            limit=min(pool * 2, MAX_LIMIT),
+            pool=pool,
             kind=KIND,
             collection=collection,
             where=where or None,
         )
-        return self._hits(results)
+        ranked = ranking.rescored(self.store, query, results)
+        return self._hits(ranking.one_per_symbol(ranked, limit))
 
     def _symbol_kinds(self) -> set[str]:
         """Kinds a search can ask for: those the parser gives, and any stored."""

@@ -115,6 +115,12 @@ _SQLITE: tuple[str, ...] = (
     """
     UPDATE code_files SET content_hash = '', embedded = 0;
     """,
+    # 5: what a function defines inside itself stays in the function's chunk
+    # (parsing/chunking.py); the next run re-chunks every file, and the embedding
+    # cache re-embeds only the chunks whose text changed.
+    """
+    UPDATE code_files SET content_hash = '', embedded = 0;
+    """,
 )
 
 #: The same steps for PostgreSQL: identity columns instead of rowid aliases, no
@@ -190,6 +196,9 @@ _POSTGRESQL: tuple[str, ...] = (
         updated_at DOUBLE PRECISION NOT NULL,
         updates    INTEGER NOT NULL DEFAULT 0
     );
+    """,
+    """
+    UPDATE code_files SET content_hash = '', embedded = 0;
     """,
     """
     UPDATE code_files SET content_hash = '', embedded = 0;

@@ -364,6 +364,9 @@ class PostgresEngine:
             pairs.append((word, str(row["stem"] or word)))
         return pairs
 
+    def stems(self, tx: Transaction, words: Sequence[str]) -> list[str]:
+        return [stem for _, stem in self._stems(tx, words)] if words else []
+
     def text_match(self, tx: Transaction, query: str, ids: Sequence[int]) -> dict[int, float]:
         """Word coverage in [0, 1], as :func:`remembrances.storage.text_match.text_match` computes
         it on SQLite, from this engine's stems and statistics."""

@@ -165,6 +165,10 @@ class Engine(Protocol):
         chunks holding none of them are left out."""
         ...
 
+    def stems(self, tx: Transaction, words: Sequence[str]) -> list[str]:
+        """Each word as the text index stems it (``deploys`` -> ``deploy``), in order."""
+        ...
+
     def cosines(self, tx: Transaction, query: Vectors, ids: Sequence[int]) -> dict[int, float]:
         """Cosine similarity of ``query`` to each chunk of ``ids`` that has a vector."""
         ...

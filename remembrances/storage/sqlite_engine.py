@@ -319,6 +319,9 @@ class SqliteEngine:
     def text_match(self, tx: Transaction, query: str, ids: Sequence[int]) -> dict[int, float]:
         return text_matching.text_match(_connection(tx), query, ids)
 
+    def stems(self, tx: Transaction, words: Sequence[str]) -> list[str]:
+        return text_matching.stems(_connection(tx), words)
+
     def cosines(self, tx: Transaction, query: Vectors, ids: Sequence[int]) -> dict[int, float]:
         rows = (
             _connection(tx)

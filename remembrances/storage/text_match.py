@@ -82,6 +82,18 @@ class QueryWords:
         return cls(match_any(kept), tuple(stems))
 
 
+def stems(conn: apsw.Connection, words: Sequence[str]) -> list[str]:
+    """Each word's stem under the index's tokenizer (the word itself when it has none)."""
+    tokenize = conn.fts5_tokenizer(*TOKENIZER)
+    out = []
+    for word in words:
+        tokens = list(
+            tokenize(word.encode(), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False)
+        )
+        out.append(str(tokens[0][0]) if tokens else word)
+    return out
+
+
 def document_frequencies(conn: apsw.Connection, stems: Sequence[str]) -> list[int]:
     """How many chunks hold each stem (0 for an unknown word), from the index's vocabulary."""
     marks = ",".join("?" * len(stems))

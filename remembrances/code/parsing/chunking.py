@@ -2,10 +2,11 @@
 
 A class's chunk shows its own code with each method elided to its first line
 (the methods have chunks of their own), so no code is indexed twice and a hit
-on a class reads like its outline. Code outside every symbol (imports,
-top-level statements) and files without symbols get ``file`` chunks. A symbol
-longer than the budget becomes several parts that all point back to it; nothing
-is truncated.
+on a class reads like its outline. What a function defines inside itself
+(closures, local classes) stays in the function's chunk and has none of its
+own. Code outside every symbol (imports, top-level statements) and files
+without symbols get ``file`` chunks. A symbol longer than the budget becomes
+several parts that all point back to it; nothing is truncated.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from ...records import Chunk
 from .symbols import ExtractedSymbol
 
 DEFAULT_CHUNK_CHARS = 2000
+#: What is defined inside these is part of their code, not a chunk of its own: a
+#: closure is how its function works, and on its own it read like the function
+#: while the function's chunk, cut to the closure's first line, no longer did.
+LOCAL_SCOPES = ("function", "method")
 ELISION = " …"
 MAX_TERMS = 120
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
@@ -283,7 +288,9 @@ def file_chunks(
             )
 
     for symbol in symbols:
-        kids = children.get(symbol.index, [])
+        if _is_local(symbol, by_index):
+            continue  # shown inside its function's chunk
+        kids = [] if symbol.kind in LOCAL_SCOPES else children.get(symbol.index, [])
         elided = _elided(source, symbol.start_byte, symbol.end_byte, kids, language)
         indent = _indent(source, symbol.start_byte)
         pieces = split_code(elided.code, budget)
@@ -319,6 +326,17 @@ def file_chunks(
                 )
             )
     return chunks
+
+
+def _is_local(symbol: ExtractedSymbol, by_index: dict[int, ExtractedSymbol]) -> bool:
+    """Whether ``symbol`` is defined inside a function (a closure, a local class)."""
+    parent = symbol.parent
+    while parent is not None:
+        enclosing = by_index[parent]
+        if enclosing.kind in LOCAL_SCOPES:
+            return True
+        parent = enclosing.parent
+    return False
 
 
 def _indent(source: bytes, start: int) -> str:
