@@ -28,6 +28,10 @@ from .tables import KIND, Project
 
 #: Candidates each leg proposes to a hybrid code search (as many as the store's default).
 HYBRID_POOL = 100
+#: Hybrid candidates re-scored with the name match: this many per hit asked for, at least
+#: RESCORED (also enough that folding a long symbol's parts still fills the limit).
+RESCORED_PER_HIT = 5
+RESCORED = 50
 
 
 class IndexReader:
@@ -111,12 +115,12 @@ class IndexReader:
                 query, mode=mode, limit=limit, kind=KIND, collection=collection, where=where or None
             )
             return self._hits(results)
-        # Every candidate of both legs comes back: the name match can lift any of them,
-        # and folding parts into their symbol must still leave ``limit`` hits.
+        # The name match re-ranks the best RESCORED_PER_HIT x limit candidates (at least
+        # RESCORED): deeper ones never reached the top 10 on the development suite.
         pool = max(limit * 5, HYBRID_POOL)
         results = self.store.search(
             query,
-            limit=min(pool * 2, MAX_LIMIT),
+            limit=min(max(limit * RESCORED_PER_HIT, RESCORED), MAX_LIMIT),
             pool=pool,
             kind=KIND,
             collection=collection,
