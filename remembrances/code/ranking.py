@@ -5,11 +5,15 @@ words (docs/search.md). Code has one more telling thing: a plain-language
 question often says what the function is called ("parse the retry-after
 header" asks for ``parse_retry_after``). Coverage cannot see it, since it caps
 each word at one occurrence and a name's words also occur in the body of every
-caller. So each candidate gets a third number, its *name match*: the share of
+caller. So each candidate gets a third number, its *name match*: how many of
 the query's words (stemmed as the text index stems them, stop words dropped)
-that are words of the symbol's name, of its enclosing names (``Response`` for
-``Response.json``) or of its file's path (``retry`` in ``utils/retry.py``). The
-score is then ``fusion.params_for("code").score(cosine, coverage, name)``.
+are words of the symbol's name, of its enclosing names (``Response`` for
+``Response.json``) or of its file's path (``retry`` in ``utils/retry.py``),
+less one, over the number of the query's words. One shared word says little
+(``get``, ``file`` and ``list`` name thousands of functions): counted from the
+first word, the name match lowered CoSQA dev's nDCG@10 at every weight (0.607
+-> 0.603 at 1, 0.572 at 3); counted from the second it does not (0.607 at 2).
+The score is then ``fusion.params_for("code").score(cosine, coverage, name)``.
 
 A long symbol is indexed as several parts, and a search showed each part as a
 hit of its own, so one long function could fill the top ten; hits are folded
@@ -58,7 +62,8 @@ def name_matches(store: Store, query: str, results: Sequence[SearchResult]) -> d
     stem_of = dict(zip(vocabulary, store.stems(vocabulary), strict=True))
     wanted = set(stem_of[t] for t in terms)
     return {
-        i: len(wanted & {stem_of[w] for w in words}) / len(wanted) for i, words in named.items()
+        i: max(len(wanted & {stem_of[w] for w in words}) - 1, 0) / len(wanted)
+        for i, words in named.items()
     }
 
 

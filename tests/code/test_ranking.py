@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import remembrances
-from remembrances import RemembrancesService, Store
+from remembrances import RemembrancesService, Store, fusion
 from remembrances.code import CodeIndexer
 from remembrances.code.ranking import identifier_words, name_matches
 from remembrances.records import SearchResult
@@ -71,57 +71,53 @@ def http_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Remembrances
 def test_a_question_whose_words_name_a_helper_finds_it_first(
     http_repo: RemembrancesService,
 ) -> None:
-    # By meaning alone the module's imports and Headers.get (whose docstring says
-    # "Retry-After") read closer to the question; the helper's name says what is asked.
+    # By meaning alone Headers.get (whose docstring says "Retry-After") and the
+    # module's imports read closer to the question; the helper's name holds two of its
+    # three words (parse, retry; "after" is a stop word).
     hits = http_repo.code.search("parse the retry-after header", project="client", limit=5)
-    assert hits[0].qualified_name == "parse_retry_after"
-    assert hits[0].score > hits[1].score
+    assert [h.qualified_name for h in hits[:2]] == ["parse_retry_after", "Headers.get"]
+    helper, other = hits[0], hits[1]
+    assert helper.vector_score is not None and helper.text_score is not None
+    assert other.vector_score is not None and other.text_score is not None
+    code = fusion.params_for("code")
+    assert helper.score == pytest.approx(
+        code.score(helper.vector_score, helper.text_score, name=1 / 3)
+    )
+    assert other.score == pytest.approx(code.score(other.vector_score, other.text_score))
 
 
-def test_a_name_word_alone_does_not_make_an_unrelated_question_relevant(
-    http_repo: RemembrancesService,
-) -> None:
-    # "parse" names two helpers; the question is about poems: it stays below the
-    # enricher's code gate (0.05), where the helpers' other evidence leaves it.
+def test_one_shared_word_is_not_a_name_match(http_repo: RemembrancesService) -> None:
+    # "parse" names two helpers, but the question is about poems: one word shared
+    # with a name counts for nothing, and the hits stay below the enricher's gate.
     hits = http_repo.code.search("how do I parse the meter of a poem?", project="client")
     assert {h.qualified_name for h in hits[:2]} == {"parse_retry_after", "parse_content_type"}
-    assert all(h.score < 0.05 for h in hits)
-    assert hits[0].score > 0.0
+    code = fusion.params_for("code")
+    for hit in hits:
+        assert hit.vector_score is not None and hit.text_score is not None
+        assert hit.score == pytest.approx(code.score(hit.vector_score, hit.text_score))
+        assert hit.score < 0.05
 
 
-def test_name_match_is_the_share_of_query_words_in_name_and_path(store: Store) -> None:
-    result = SearchResult(
-        id=1,
-        kind="code",
-        collection="client",
-        source="net/http_utils.py",
-        text="",
-        metadata={"kind": "function", "qualified_name": "parse_retry_after"},
-        score=0.0,
+def test_name_match_counts_the_query_words_in_name_and_path(store: Store) -> None:
+    def hit(chunk_id: int, path: str, kind: str, qualified: str) -> SearchResult:
+        meta = {"kind": kind, "qualified_name": qualified}
+        return SearchResult(chunk_id, "code", "client", path, "", meta, 0.0)
+
+    found = name_matches(
+        store,
+        "Parsing the Retry-After headers",
+        [
+            hit(1, "net/http_utils.py", "function", "parse_retry_after"),
+            hit(2, "net/headers.py", "method", "Headers.parseLine"),
+            hit(3, "net/headers.py", "method", "Headers.getAll"),
+            hit(4, "net/headers.py", "file", "net/headers.py"),
+        ],
     )
-    method = SearchResult(
-        id=2,
-        kind="code",
-        collection="client",
-        source="net/headers.py",
-        text="",
-        metadata={"kind": "method", "qualified_name": "Headers.getAll"},
-        score=0.0,
-    )
-    file_chunk = SearchResult(
-        id=3,
-        kind="code",
-        collection="client",
-        source="net/headers.py",
-        text="",
-        metadata={"kind": "file", "qualified_name": "net/headers.py"},
-        score=0.0,
-    )
-    found = name_matches(store, "Parsing the Retry-After headers", [result, method, file_chunk])
-    # The query's words are parse (as "parsing"), retry and header ("after" and "the"
-    # are stop words): the helper's name holds two of three; "headers" names the
-    # method (its class and its file) and the file chunk (its path).
-    assert found == {1: 2 / 3, 2: 1 / 3, 3: 1 / 3}
+    # The query's words are parse (as "parsing"), retry and header ("the" and "after"
+    # are stop words). The helper's name holds parse and retry; the method's name
+    # parse and, through its class and file, header; the rest only header: one word
+    # shared counts nothing, each further one a third.
+    assert found == {1: 1 / 3, 2: 1 / 3, 3: 0.0, 4: 0.0}
     assert identifier_words("Headers.getAll net/http_utils") == [
         "headers",
         "get",
