@@ -215,8 +215,8 @@ def _source_for(
     except ValueError:
         name = path.relative_to(root).as_posix() if path != root else path.name
     holder = taken.get(name)
-    if holder is not None and holder != key:
-        return key
+    if holder is not None and holder != key and Path(holder).exists():
+        return key  # another file holds the name (a file that is gone was moved here)
     if holder is None and kb.known(collection, name) is not None:
         return key  # a document added by hand under that name
     taken[name] = key

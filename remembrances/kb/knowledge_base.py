@@ -147,8 +147,8 @@ class KnowledgeBase:
             isinstance(staged, AddReport)
             and row is not None
             and file is not None
-            and (row["file_size"], row["file_mtime_ns"], row["settings"])
-            != (file.size, file.mtime_ns, file.settings)
+            and (row["path"], row["file_size"], row["file_mtime_ns"], row["settings"])
+            != (file.path, file.size, file.mtime_ns, file.settings)
         ):
             with self._write_lock, self.store.transaction() as tx:
                 tables.touch(
@@ -227,12 +227,13 @@ class KnowledgeBase:
 
     def collection_root(self, collection: str, folder: Path) -> Path:
         """The folder ``collection``'s documents are named from: the first one ingested,
-        recorded now if ``folder`` is the first."""
+        recorded now if ``folder`` is the first, or if the recorded one no longer
+        exists (the folder was moved: its documents follow it)."""
         with self._write_lock, self.store.transaction() as tx:
             root = tables.root(tx, collection)
             if root is not None and under(str(folder), [root]):
                 return Path(root)
-            if root is None:
+            if root is None or not Path(root).is_dir():
                 tables.set_root(tx, collection, str(folder))
         return folder
 

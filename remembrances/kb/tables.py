@@ -276,7 +276,11 @@ def root(tx: Transaction, collection: str) -> str | None:
 
 
 def set_root(tx: Transaction, collection: str, folder: str) -> None:
-    tx.execute("INSERT INTO kb_roots (collection, root) VALUES (?, ?)", (collection, folder))
+    tx.execute(
+        "INSERT INTO kb_roots (collection, root) VALUES (?, ?) "
+        "ON CONFLICT (collection) DO UPDATE SET root = excluded.root",
+        (collection, folder),
+    )
 
 
 def short_documents(tx: Transaction) -> list[tuple[str, str]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -144,3 +145,26 @@ def test_documents_named_by_absolute_path_before_are_renamed_on_the_next_ingest(
     hits = kb.search("command line reference", limit=10)
     assert [h.source for h in hits].count("cli.md") == 1
     assert not any(h.source.startswith("/") for h in hits)
+
+
+def test_a_moved_folder_keeps_its_documents(kb: KnowledgeBase, docs: Path) -> None:
+    kb.ingest(docs)
+    moved = docs.parent / "renamed-docs"
+    docs.rename(moved)
+    report = kb.ingest(moved)
+    assert sorted(d.source for d in kb.list()) == ALL  # no second copy under absolute names
+    assert sorted(report.unchanged) == ALL and report.added == [] and report.removed == []
+    assert kb.source_of_file(moved / "guide" / "install.md") == "guide/install.md"
+    (moved / "cli.md").write_text("# CLI\n\nThe command line reference, moved.\n")
+    assert kb.ingest(moved).updated == ["cli.md"]
+    assert "moved" in kb.get("cli.md").text
+
+
+def test_a_copied_folder_is_a_second_set_of_documents(kb: KnowledgeBase, docs: Path) -> None:
+    kb.ingest(docs)
+    copy = docs.parent / "copy-of-docs"
+    shutil.copytree(docs, copy)
+    kb.ingest(copy)
+    sources = [d.source for d in kb.list()]
+    assert len(sources) == 2 * len(ALL)
+    assert str(copy / "cli.md") in sources and "cli.md" in sources
