@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import SchemaVersionError
+from .vec0_storage import compact_script
 
 STORE_MIGRATIONS: tuple[str, ...] = (
     # 1: chunks, their full-text index, the embedding cache and the change log.
@@ -92,7 +93,8 @@ STORE_MIGRATIONS: tuple[str, ...] = (
 
 
 def vec0_script(dim: int) -> str:
-    """The vec0 KNN table and the triggers that keep it equal to the chunk blobs.
+    """The vec0 KNN table and the triggers that keep it equal to the chunk blobs, and
+    the compact int8 copy for cold starts (``vec0_storage.compact_script``).
 
     Created once the dimension is known (the first embedder to write the file).
     """
@@ -117,7 +119,7 @@ def vec0_script(dim: int) -> str:
         INSERT INTO chunks_vec (chunk_id, embedding, kind, collection)
         SELECT new.id, new.embedding, new.kind, new.collection WHERE new.embedding IS NOT NULL;
     END;
-    """
+    """ + compact_script(dim)
 
 
 def check_read_only(where: str, layer: str, found: int, migrations: Sequence[str]) -> None:

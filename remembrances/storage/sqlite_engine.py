@@ -9,8 +9,11 @@ triggers (``schema.py``), the exact in-memory vector index kept current from the
 
 from __future__ import annotations
 
+import atexit
+import logging
 import os
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -21,6 +24,7 @@ from ..embeddings.base import Vectors, to_blob
 from ..errors import NotAMemoryError, RemembrancesError
 from ..fts_query import fts_query
 from . import text_match as text_matching
+from . import vec0_storage
 from .engine import Candidates, NewChunk, VectorIndexKind
 from .filters import ChunkFilter
 from .in_lists import in_lists
@@ -29,10 +33,22 @@ from .schema import STORE_MIGRATIONS, check_read_only, migrate, vec0_script
 from .sqlite_connection import Connection, Database, FileKind, kind_of
 from .sqlite_transaction import SqliteTransaction
 from .transaction import Dialect, Transaction, marks
-from .vector_index import VectorIndex
+from .vector_index import VectorIndex, cold_top_k
 
 #: vector_log entries kept; a reader further behind reloads its index.
 VECTOR_LOG_KEEP = 200_000
+
+log = logging.getLogger(__name__)
+
+#: Engines whose index may be loading in a thread: stopped before the interpreter
+#: exits (a daemon thread inside SQLite at exit is cut off mid-call otherwise).
+_loading: weakref.WeakSet[SqliteEngine] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_loaders() -> None:
+    for engine in list(_loading):
+        engine._stop_loader()
 
 
 def admit(path: str, kind: FileKind, *, create: bool | None, read_only: bool) -> None:
@@ -86,10 +102,19 @@ class SqliteEngine:
 
         #: The file's connections (tests and ``integrity`` reach the SQLite file here).
         self.db = Database(self.path, read_only=read_only, inspect=inspect)
-        #: The exact in-memory vector index, loaded by the first vector search.
+        # The compact copy's triggers quantize every vector written (vec0_storage).
+        vec0_storage.register(self.db.conn)
+        #: The exact in-memory vector index, loaded after the first vector search
+        #: (which is answered from the compact copy when the file has one).
         self.index: VectorIndex | None = None
         # One index per store, shared by the threads' searches: syncing mutates it.
         self.index_lock = threading.Lock()
+        #: The thread loading the index in the background, and how to stop it.
+        self._loader: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self._load_failed = False
+        #: Searches answered from the compact copy (for tests and benchmarks).
+        self.cold_searches = 0
 
     # -- connections and transactions ------------------------------------------------
 
@@ -124,6 +149,7 @@ class SqliteEngine:
             yield SqliteTransaction(conn)
 
     def close(self) -> None:
+        self._stop_loader()
         self.db.close()
 
     # -- schema and the model's vector table ----------------------------------------
@@ -146,26 +172,45 @@ class SqliteEngine:
                 raise RemembrancesError(f"{self.path!r} is not a remembrances file") from exc
         check_read_only(self.path, "store", version, STORE_MIGRATIONS)
 
+    def _vector_tables(self, tx: Transaction) -> set[str]:
+        names = ("chunks_vec", vec0_storage.COMPACT)
+        return {
+            str(r[0])
+            for r in tx.execute(
+                f"SELECT name FROM sqlite_master WHERE name IN ({marks(len(names))})", names
+            ).fetchall()
+        }
+
     def has_vector_table(self, tx: Transaction) -> bool:
-        found = tx.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_vec'").fetchone()
-        return found is not None
+        # A file from before the compact copy existed has only chunks_vec: the store
+        # then calls create_vector_table(fill=True), which builds the copy.
+        return len(self._vector_tables(tx)) == 2
 
     def create_vector_table(self, tx: Transaction, dim: int, *, fill: bool) -> None:
-        tx.execute(vec0_script(dim))
-        if fill:
+        present = self._vector_tables(tx)
+        tx.execute(vec0_script(dim))  # both tables, if not there yet
+        if fill and "chunks_vec" not in present:
             tx.execute(
                 "INSERT INTO chunks_vec (chunk_id, embedding, kind, collection) "
                 "SELECT id, embedding, kind, collection FROM chunks "
                 "WHERE embedding IS NOT NULL AND length(embedding) = ?",
                 (dim * 4,),
             )
+        if fill and vec0_storage.COMPACT not in present:
+            vec0_storage.fill_compact(_connection(tx), dim)
 
     def switch_vectors(self, tx: Transaction, embedder: str, dim: int) -> None:
         # The vec0 table has the old dimension: drop it (and its triggers) before the
         # vector updates would write new-size vectors into it.
-        for trigger in ("chunks_vec_insert", "chunks_vec_delete", "chunks_vec_update"):
+        for trigger in (
+            "chunks_vec_insert",
+            "chunks_vec_delete",
+            "chunks_vec_update",
+            *vec0_storage.COMPACT_TRIGGERS,
+        ):
             tx.execute(f"DROP TRIGGER IF EXISTS {trigger}")
         tx.execute("DROP TABLE IF EXISTS chunks_vec")
+        tx.execute(f"DROP TABLE IF EXISTS {vec0_storage.COMPACT}")
         tx.execute(
             "UPDATE chunks SET embedding = (SELECT e.embedding FROM embedding_cache e "
             "WHERE e.embedder = ? AND e.content_hash = chunks.content_hash)",
@@ -176,6 +221,7 @@ class SqliteEngine:
             "INSERT INTO chunks_vec (chunk_id, embedding, kind, collection) "
             "SELECT id, embedding, kind, collection FROM chunks WHERE embedding IS NOT NULL"
         )
+        vec0_storage.fill_compact(_connection(tx), dim)
 
     # -- chunk writes ----------------------------------------------------------------
 
@@ -240,6 +286,9 @@ class SqliteEngine:
         conn = _connection(tx)
         if index == "vec0":
             return self._vec0_leg(conn, query, pool, where)
+        cold = self._cold_leg(conn, query, pool, where)
+        if cold is not None:
+            return cold
         ids = None
         if where.sources is not None or where.where:
             sql, params = where.sql()
@@ -289,6 +338,90 @@ class SqliteEngine:
                 (blob, *params, pool),
             ).fetchall()
         return [(int(i), 1.0 - float(d)) for i, d in rows]
+
+    def _cold_leg(
+        self, conn: Connection, query: Vectors, pool: int, where: ChunkFilter
+    ) -> Candidates | None:
+        """Before this process has its index: the exact top ``pool`` from the compact
+        copy (``vector_index.cold_top_k``), and the index starts loading in the
+        background. None when the index is there, or the file has no compact copy."""
+        with self.index_lock:
+            if (self.index is not None and self.index.loaded) or self._load_failed:
+                return None
+        dim = conn.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()
+        if dim is None:
+            return None
+        allowed = None
+        if not where.unfiltered:
+            sql, params = where.sql()
+            allowed = np.unique(
+                np.fromiter(
+                    (
+                        r[0]
+                        for r in conn.execute(
+                            f"SELECT c.id FROM chunks c WHERE c.embedding IS NOT NULL AND {sql}",
+                            params,
+                        )
+                    ),
+                    dtype=np.int64,
+                )
+            )
+        found = cold_top_k(conn, int(dim[0]), query, pool, allowed)
+        if found is None:
+            return None
+        self.cold_searches += 1
+        self._start_loader(int(dim[0]))
+        return [(int(i), float(s)) for i, s in zip(*found, strict=True)]
+
+    def _start_loader(self, dim: int) -> None:
+        """Load the index in a thread of its own, for the searches after the first."""
+        with self.index_lock:
+            if self._loader is not None or self.db.closed:
+                return
+            if self.index is not None and self.index.loaded:
+                return
+            stopping = self._stopping = threading.Event()
+            thread = threading.Thread(
+                target=self._load_in_background,
+                args=(dim, stopping),
+                name="remembrances-index-load",
+                daemon=True,  # a process that is done does not wait for it
+            )
+            self._loader = thread
+            _loading.add(self)
+        thread.start()
+
+    def _load_in_background(self, dim: int, stopping: threading.Event) -> None:
+        try:
+            index = VectorIndex(dim)
+            index.stop = stopping.is_set
+            with self.db.read() as conn:
+                index.sync(conn)
+            index.stop = None
+            with self.index_lock:
+                if not stopping.is_set() and (self.index is None or not self.index.loaded):
+                    self.index = index  # later searches apply the log from its snapshot on
+        except vec0_storage.LoadStopped:
+            pass
+        except Exception as exc:  # the next search loads the index itself, and reports
+            log.debug("loading the vector index in the background failed: %s", exc)
+            self._load_failed = True
+        finally:
+            with self.index_lock:
+                if self._loader is threading.current_thread():
+                    self._loader = None
+
+    def _await_loader(self) -> None:
+        """Wait for a background load (never called holding ``index_lock``)."""
+        thread = self._loader
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+
+    def _stop_loader(self) -> None:
+        thread = self._loader
+        if thread is not None and thread is not threading.current_thread():
+            self._stopping.set()
+            thread.join()
 
     def _vector_index(self, conn: Connection) -> VectorIndex:
         """The in-memory index, brought up to date (the caller holds ``index_lock``)."""
@@ -357,10 +490,12 @@ class SqliteEngine:
         return found
 
     def warm(self, tx: Transaction) -> None:
+        self._await_loader()
         with self.index_lock:
             self._vector_index(_connection(tx))
 
     def forget_vectors(self) -> None:
+        self._stop_loader()
         with self.index_lock:
             self.index = None  # the next search loads the new vectors
 

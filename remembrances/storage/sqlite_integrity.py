@@ -18,6 +18,7 @@ import apsw
 import numpy as np
 
 from ..errors import CorruptFileError, RemembrancesError
+from . import vec0_storage
 from .reports import CheckReport, RecoveryReport
 from .schema import vec0_script
 from .sqlite_connection import Connection, connect
@@ -56,9 +57,11 @@ def _check_indexes(conn: Connection, report: CheckReport, repair: bool) -> None:
         report.problems.append("vectors exist but the file records no embedder or dimension")
     _check_fts(conn, report, repair)
     if dim is not None:
+        vec0_storage.register(conn)  # the compact copy is compared with the quantizer
         _check_triggers(conn, report, int(dim[0]), repair)
         _check_blobs(conn, report, int(dim[0]), repair)
         _check_vec0(conn, report, int(dim[0]), repair)
+        _check_compact(conn, report, int(dim[0]), repair)
 
 
 def _quick_check(conn: Connection) -> list[str]:
@@ -78,7 +81,12 @@ _TRIGGERS = (
     "vector_log_delete",
     "vector_log_update",
 )
-_VEC0_TRIGGERS = ("chunks_vec_insert", "chunks_vec_delete", "chunks_vec_update")
+_VEC0_TRIGGERS = (
+    "chunks_vec_insert",
+    "chunks_vec_delete",
+    "chunks_vec_update",
+    *vec0_storage.COMPACT_TRIGGERS,
+)
 
 
 def _check_triggers(conn: Connection, report: CheckReport, dim: int, repair: bool) -> None:
@@ -201,6 +209,44 @@ def _check_vec0(conn: Connection, report: CheckReport, dim: int, repair: bool) -
     if repair:
         _refill_vec0(conn)
         report.repaired.append("rebuilt the vec0 table from the chunk vectors")
+
+
+def _check_compact(conn: Connection, report: CheckReport, dim: int, repair: bool) -> None:
+    """The int8 copy cold searches scan (vec0_storage): one row per chunk vector, each
+    equal to the quantizer's output for that vector."""
+    table = vec0_storage.COMPACT
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+    if exists is None:
+        # A file from before the copy existed: searches load the float32 vectors
+        # instead, and the first writable open builds it.
+        report.problems.append(f"the compact vector copy ({table}) is missing")
+        if repair:
+            conn.execute(vec0_script(dim))
+            vec0_storage.fill_compact(conn, dim)
+            report.repaired.append("created and filled the compact vector copy")
+        return
+    missing = conn.execute(
+        "SELECT count(*) FROM chunks c WHERE c.embedding IS NOT NULL AND length(c.embedding) = ? "
+        f"AND NOT EXISTS (SELECT 1 FROM {table} v WHERE v.chunk_id = c.id)",
+        (dim * 4,),
+    ).fetchone()[0]
+    extra = conn.execute(
+        f"SELECT count(*) FROM {table} v WHERE NOT EXISTS "
+        "(SELECT 1 FROM chunks c WHERE c.id = v.chunk_id AND c.embedding IS NOT NULL)"
+    ).fetchone()[0]
+    different = conn.execute(
+        f"SELECT count(*) FROM {table} v JOIN chunks c ON c.id = v.chunk_id "
+        f"WHERE c.embedding IS NOT NULL AND v.codes != {vec0_storage.QUANTIZE}(c.embedding)"
+    ).fetchone()[0]
+    if not (missing or extra or different):
+        return
+    report.problems.append(
+        f"the compact vector copy disagrees with the chunk vectors ({missing} missing, "
+        f"{extra} stale, {different} different)"
+    )
+    if repair:
+        vec0_storage.fill_compact(conn, dim)
+        report.repaired.append("rebuilt the compact vector copy from the chunk vectors")
 
 
 def _refill_vec0(conn: Connection) -> None:

@@ -19,6 +19,8 @@ None and the caller loads from the chunk blobs, the source of truth.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,8 +48,16 @@ class Vec0Rows:
     codes: dict[str, npt.NDArray[np.int32]]
 
 
-def read(conn: Any, dim: int, *, growth: float = 1.0) -> Vec0Rows | None:
-    """The vectors of a file's vec0 table, or None when its layout is not the expected one."""
+class LoadStopped(Exception):
+    """A background load was told to stop (the store closed, or its model changed)."""
+
+
+def read(
+    conn: Any, dim: int, *, growth: float = 1.0, stop: Callable[[], bool] | None = None
+) -> Vec0Rows | None:
+    """The vectors of a file's vec0 table, or None when its layout is not the expected one.
+
+    ``stop`` is asked between blobs; when it says so, :class:`LoadStopped` is raised."""
     if not hasattr(conn, "blob_open"):
         return None
     try:
@@ -84,6 +94,8 @@ def read(conn: Any, dim: int, *, growth: float = 1.0) -> Vec0Rows | None:
     spare: Vectors | None = None
     n = 0
     for (chunk_id, size, _, rowids), live in zip(chunks, valid, strict=True):
+        if stop is not None and stop():
+            raise LoadStopped
         k = int(live.sum())
         if k == 0:
             continue
@@ -166,3 +178,195 @@ def _decode(
                 names.append(text)
             codes[row] = code
     return names, codes
+
+
+# -- the compact copy: int8 codes for a cold start under the float32 read floor --------
+#
+# A cold search must read every vector once; at 1M x 384 the float32 copy alone is
+# 1.5 GB. ``chunks_int8`` (a second vec0 table, kept equal to the chunk blobs by
+# triggers) holds each vector as int8 codes with a per-vector scale, and the exact
+# error of that approximation, packed by vec0 1,024 to a blob: 392 bytes per vector
+# instead of 1,536. A cold search scans it, and re-scores exactly every vector the
+# error bound cannot rule out (vector_index.cold_top_k), so it returns exactly the
+# warm path's results.
+
+COMPACT = "chunks_int8"
+#: The SQL function the triggers call (registered on every writing connection).
+QUANTIZE = "remembrances_int8"
+_TAIL = 8  # after the codes: the scale and the error bound, float32 each
+_CODE_MAX = 127.0
+
+
+def quantize_rows(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.uint8]:
+    """Float32 rows as int8 codes, then each row's scale and an upper bound of its error.
+
+    ``v ≈ scale · codes``, and ``‖v − scale · codes‖ ≤ error`` holds exactly (computed
+    in float64 and rounded up), so for any query ``q`` the true dot product lies within
+    ``‖q‖ · error`` (plus float rounding, see ``vector_index.cold_bound``) of the
+    approximate one. A row that is not finite gets an infinite bound: always re-scored.
+    """
+    rows, dim = vectors.shape
+    out = np.zeros((rows, dim + _TAIL), dtype=np.uint8)
+    tail = np.zeros((rows, 2), dtype="<f4")
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        peak = np.max(np.abs(vectors), axis=1) if dim else np.zeros(rows, dtype=np.float32)
+        finite = np.isfinite(peak)
+        scale = np.where(finite & (peak > 0), peak / np.float32(_CODE_MAX), np.float32(1.0))
+        scale = scale.astype(np.float32)
+        codes = np.rint(vectors / scale[:, None])
+        codes = np.clip(np.where(finite[:, None], codes, 0), -_CODE_MAX, _CODE_MAX).astype(np.int8)
+        residual = (
+            vectors.astype(np.float64)
+            - codes.astype(np.float64) * scale.astype(np.float64)[:, None]
+        )
+        error = np.sqrt(np.einsum("ij,ij->i", residual, residual))
+    bound = error.astype(np.float32)
+    low = bound.astype(np.float64) < error
+    bound[low] = np.nextafter(bound[low], np.float32(np.inf))
+    bound[~finite] = np.inf
+    tail[:, 0] = scale
+    tail[:, 1] = bound
+    out[:, :dim] = codes.view(np.uint8)
+    out[:, dim:] = tail.view(np.uint8)
+    return out
+
+
+def quantize(blob: bytes) -> bytes:
+    """One chunk blob as its compact row (the triggers' SQL function)."""
+    if len(blob) % 4:
+        raise ValueError(f"a float32 vector blob cannot be {len(blob)} bytes long")
+    return quantize_rows(np.frombuffer(blob, dtype="<f4").reshape(1, -1)).tobytes()
+
+
+def register(conn: Any) -> None:
+    """Make the triggers' quantizer available on ``conn`` (a connection that writes)."""
+    conn.create_scalar_function(QUANTIZE, quantize, 1, deterministic=True)
+
+
+def compact_script(dim: int) -> str:
+    """The int8 table and the triggers that keep it equal to the chunk blobs."""
+    return f"""
+    CREATE VIRTUAL TABLE IF NOT EXISTS {COMPACT} USING vec0 (
+        chunk_id INTEGER PRIMARY KEY,
+        codes int8[{int(dim) + _TAIL}]
+    );
+    CREATE TRIGGER IF NOT EXISTS {COMPACT}_insert AFTER INSERT ON chunks
+    WHEN new.embedding IS NOT NULL BEGIN
+        INSERT INTO {COMPACT} (chunk_id, codes)
+        VALUES (new.id, vec_int8({QUANTIZE}(new.embedding)));
+    END;
+    CREATE TRIGGER IF NOT EXISTS {COMPACT}_delete AFTER DELETE ON chunks
+    WHEN old.embedding IS NOT NULL BEGIN
+        DELETE FROM {COMPACT} WHERE chunk_id = old.id;
+    END;
+    CREATE TRIGGER IF NOT EXISTS {COMPACT}_update AFTER UPDATE OF embedding ON chunks
+    WHEN new.embedding IS NOT NULL BEGIN
+        DELETE FROM {COMPACT} WHERE chunk_id = old.id;
+        INSERT INTO {COMPACT} (chunk_id, codes)
+        VALUES (new.id, vec_int8({QUANTIZE}(new.embedding)));
+    END;
+    CREATE TRIGGER IF NOT EXISTS {COMPACT}_clear AFTER UPDATE OF embedding ON chunks
+    WHEN new.embedding IS NULL BEGIN
+        DELETE FROM {COMPACT} WHERE chunk_id = old.id;
+    END;
+    """
+
+
+#: The compact table's triggers, by name (for ``check``).
+COMPACT_TRIGGERS = tuple(f"{COMPACT}_{op}" for op in ("insert", "delete", "update", "clear"))
+
+
+def fill_compact(conn: Any, dim: int, batch: int = 4096) -> None:
+    """(Re)build the compact copy from the chunk blobs (a file from before it existed).
+
+    Quantized in batches here rather than by the triggers' function row by row
+    (the same code, so the same bytes); an INSERT ... SELECT would also lose
+    ``vec_int8``'s subtype, which vec0 needs to take the value as int8."""
+    conn.execute(f"DELETE FROM {COMPACT}")
+    rows = conn.execute(
+        "SELECT id, embedding FROM chunks WHERE embedding IS NOT NULL AND length(embedding) = ?",
+        (int(dim) * 4,),
+    )
+    while part := list(itertools.islice(rows, batch)):
+        ids = [int(r[0]) for r in part]
+        matrix = np.frombuffer(b"".join(r[1] for r in part), dtype="<f4").reshape(len(part), dim)
+        packed = quantize_rows(matrix)
+        conn.executemany(
+            f"INSERT INTO {COMPACT} (chunk_id, codes) VALUES (?, vec_int8(?))",
+            [(i, packed[j].tobytes()) for j, i in enumerate(ids)],
+        )
+
+
+@dataclass
+class CompactBlock:
+    """The live vectors of one vec0 chunk of the compact table."""
+
+    ids: npt.NDArray[np.int64]
+    codes: npt.NDArray[np.int8]  # (rows, dim), a view into a buffer reused by the next block
+    scale: npt.NDArray[np.float32]
+    error: npt.NDArray[np.float32]
+
+
+def compact_blocks(
+    conn: Any, dim: int
+) -> list[tuple[int, int, npt.NDArray[np.bool_], bytes]] | None:
+    """The compact table's chunks (id, size, live slots, rowids), or None when the
+    file has no usable compact copy (an older file: the caller loads the float32
+    vectors instead). Checked like :func:`read`: the live count must equal the
+    number of chunk vectors."""
+    if not hasattr(conn, "blob_open"):
+        return None
+    try:
+        version = conn.execute(
+            f"SELECT value FROM {COMPACT}_info WHERE key = 'CREATE_VERSION'"
+        ).fetchone()
+    except Exception:  # an older file: no compact table
+        return None
+    if version is None or not str(version[0]).startswith("v0.1."):
+        return None
+    chunks = []
+    live_total = 0
+    for chunk_id, size, validity, rowids in conn.execute(
+        f"SELECT chunk_id, size, validity, rowids FROM {COMPACT}_chunks ORDER BY chunk_id"
+    ):
+        if size <= 0 or len(validity) * 8 < size or len(rowids) < size * 8:
+            return None
+        bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
+        live = bits[:size].astype(bool)
+        live_total += int(live.sum())
+        chunks.append((int(chunk_id), int(size), live, rowids))
+    expected = (
+        conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        - conn.execute("SELECT count(*) FROM chunks WHERE embedding IS NULL").fetchone()[0]
+    )
+    if live_total != expected:
+        return None
+    return chunks
+
+
+def iter_compact(
+    conn: Any, dim: int, chunks: list[tuple[int, int, npt.NDArray[np.bool_], bytes]]
+) -> Iterator[CompactBlock]:
+    """Each chunk's live vectors, read with one blob read into a reused buffer."""
+    width = dim + _TAIL
+    buffer = np.empty(0, dtype=np.uint8)
+    for chunk_id, size, live, rowids in chunks:
+        if not live.any():
+            continue
+        if len(buffer) < size * width:
+            buffer = np.empty(size * width, dtype=np.uint8)
+        with conn.blob_open(
+            "main", f"{COMPACT}_vector_chunks00", "vectors", chunk_id, False
+        ) as blob:
+            if blob.length() != size * width:
+                raise ValueError(f"{COMPACT} chunk {chunk_id} has {blob.length()} bytes")
+            blob.readinto(buffer[: size * width])
+        rows = buffer[: size * width].reshape(size, width)
+        ids = np.frombuffer(rowids, dtype="<i8", count=size)
+        tail = np.ascontiguousarray(rows[:, dim:]).view("<f4")
+        if live.all():
+            yield CompactBlock(ids.copy(), rows[:, :dim].view(np.int8), tail[:, 0], tail[:, 1])
+        else:
+            yield CompactBlock(
+                ids[live], rows[live, :dim].view(np.int8), tail[live, 0], tail[live, 1]
+            )

@@ -112,6 +112,8 @@ class VectorIndex:
         self.loaded = False
         self.loaded_from = ""  # "vec0" (packed blobs) or "rows" (chunk rows), once loaded
         self.seq = 0  # last vector_log entry applied
+        #: Asked while loading (a load in a background thread can be stopped).
+        self.stop: Callable[[], bool] | None = None
         self._reset(0)
 
     def _reset(self, capacity: int) -> None:
@@ -168,7 +170,7 @@ class VectorIndex:
             self._compact()
 
     def _load_all(self, conn: Any, last_seq: int) -> None:
-        packed = vec0_storage.read(conn, self.dim, growth=_GROWTH)
+        packed = vec0_storage.read(conn, self.dim, growth=_GROWTH, stop=self.stop)
         if packed is not None:
             self._adopt(conn, packed)
         else:
@@ -241,6 +243,8 @@ class VectorIndex:
             if len(row[4]) == self.dim * 4:  # else a foreign vector; `check` reports it
                 batch.append(row)
                 if len(batch) == _BATCH:
+                    if self.stop is not None and self.stop():
+                        raise vec0_storage.LoadStopped
                     self._append_batch(batch)
                     batch = []
         if batch:
@@ -371,7 +375,7 @@ class VectorIndex:
             if scores is None and len(rows) <= _GATHER_FRACTION * self.n:
                 scores = _scores_of(self.matrix[rows], query)
             if scores is not None:
-                top = _best(scores, k)
+                top = _best(scores, k, lambda p: self.ids[rows[p]])
                 return self.ids[rows[top]], scores[top]
             if mask is None:
                 mask = np.zeros(self.n, dtype=bool)
@@ -380,17 +384,17 @@ class VectorIndex:
             candidates = self._candidates(query, max(k * OVERSAMPLE, MIN_CANDIDATES), mask)
             if candidates is not None:
                 scores = _scores_of(self.matrix[candidates], query)
-                top = _best(scores, k)
+                top = _best(scores, k, lambda p: self.ids[candidates[p]])
                 return self.ids[candidates[top]], scores[top]
         scores = self._scan(query)
         if rows is not None:
             # select among the allowed rows only: argpartition slows down ~15x
             # when most of its input is tied at -inf (a filter keeping a few %)
-            top = rows[_best(scores[rows], k)]
+            top = rows[_best(scores[rows], k, lambda p: self.ids[rows[p]])]
             return self.ids[top], scores[top]
         if self.dead:
             scores[self._dead()] = -np.inf
-        top = _best(scores, k)
+        top = _best(scores, k, lambda p: self.ids[p])
         return self.ids[top], scores[top]
 
     def _score_runs(self, rows: Rows, query: Vectors) -> Scores | None:
@@ -530,12 +534,137 @@ class VectorIndex:
         )
 
 
-def _best(scores: Scores, k: int) -> Rows:
-    """Positions of the ``k`` highest finite scores, best first."""
+def _best(scores: Scores, k: int, ids_at: Callable[[Rows], Rows]) -> Rows:
+    """Positions of the ``k`` highest finite scores, best first; ties by chunk id.
+
+    ``ids_at`` maps positions to chunk ids. Equal scores (duplicate texts embed to
+    equal vectors) are ordered by id, and the k-th place goes to the lowest ids,
+    whatever the rows' order in memory: the cold search (``cold_top_k``), which sees
+    the rows in another order, returns exactly the same list.
+    """
     n = len(scores)
     k = min(k, n)
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
-    top = np.argpartition(scores, n - k)[n - k :] if k < n else np.arange(n)
-    top = top[np.argsort(-scores[top], kind="stable")]
+    if k < n:
+        top = np.argpartition(scores, n - k)[n - k :]
+        kth = scores[top].min()
+        if kth > -np.inf:
+            tied = np.count_nonzero(scores == kth)  # one compare pass: ~1% of a scan
+            if tied > np.count_nonzero(scores[top] == kth):  # tied rows left out
+                above = np.flatnonzero(scores > kth)
+                at = np.flatnonzero(scores == kth)
+                at = at[np.argsort(ids_at(at), kind="stable")[: k - len(above)]]
+                top = np.concatenate((above, at))
+    else:
+        top = np.arange(n)
+    top = top[np.lexsort((ids_at(top), -scores[top]))]
     return top[scores[top] > -np.inf]
+
+
+def cold_bound(
+    dim: int, scale: npt.NDArray[np.float32], error: npt.NDArray[np.float32], query_norm: float
+) -> npt.NDArray[np.float64]:
+    """How far a vector's exact float32 score can be from its int8 approximation.
+
+    ``|q·v − q·v̂| ≤ ‖q‖·‖v − v̂‖ ≤ ‖q‖·error`` (Cauchy-Schwarz; ``error`` is
+    stored rounded up). Both scores are also float sums of ``dim`` products, each
+    within ``γ·Σ|q_i x_i| ≤ γ·‖q‖·‖x‖`` of its real value (``γ = dim·u/(1 − dim·u)``,
+    u = 2^-24, any summation order), with ``‖v̂‖ ≤ 127·√dim·scale`` and
+    ``‖v‖ ≤ ‖v̂‖ + error``. The sum of the three, with a margin for the float64
+    arithmetic here, bounds the difference.
+    """
+    unit = 2.0**-24
+    gamma = dim * unit / (1 - dim * unit)
+    peak = 127.0 * np.sqrt(dim) * scale.astype(np.float64)
+    err = error.astype(np.float64)
+    bound: npt.NDArray[np.float64] = (err + gamma * (2 * peak + err)) * query_norm * (1 + 1e-9)
+    return bound + 1e-30
+
+
+def cold_top_k(
+    conn: Any, dim: int, query: Vectors, k: int, allowed: Rows | None = None
+) -> tuple[Rows, Scores] | None:
+    """The exact top ``k`` from the compact int8 copy, without loading the index.
+
+    Every allowed vector gets an approximate score from its int8 codes and a bound
+    on its error (``cold_bound``). The best ``k`` by approximate score are scored
+    exactly (float32, from the chunk blobs); the k-th of those exact scores, T, is
+    a lower bound of the true k-th score. Every vector that could reach T (its
+    approximate score + its bound ≥ T) is scored exactly too, so every vector whose
+    exact score is at least the true k-th one, ties included, is scored exactly,
+    and the top ``k`` among them (score, then chunk id) is the warm path's answer.
+    ``allowed``: sorted chunk ids a filter keeps. None when the file has no compact
+    copy (an older file); the caller loads the index instead.
+    """
+    chunks = vec0_storage.compact_blocks(conn, dim)
+    if chunks is None:
+        return None
+    query = np.ascontiguousarray(query, dtype=np.float32)
+    query_norm = float(np.linalg.norm(query.astype(np.float64)))
+    id_parts: list[Rows] = []
+    approx_parts: list[npt.NDArray[np.float64]] = []
+    bound_parts: list[npt.NDArray[np.float64]] = []
+    work: Vectors = np.empty((1024, dim), dtype=np.float32)
+    for block in vec0_storage.iter_compact(conn, dim, chunks):
+        ids, codes, scale, error = block.ids, block.codes, block.scale, block.error
+        if allowed is not None:
+            at = np.minimum(np.searchsorted(allowed, ids), max(len(allowed) - 1, 0))
+            keep = allowed[at] == ids if len(allowed) else np.zeros(len(ids), dtype=bool)
+            if not keep.all():
+                ids, codes, scale, error = ids[keep], codes[keep], scale[keep], error[keep]
+        m = len(ids)
+        if m == 0:
+            continue
+        if len(work) < m:
+            work = np.empty((m, dim), dtype=np.float32)
+        np.copyto(work[:m], codes, casting="unsafe")
+        raw = np.empty(m, dtype=np.float32)
+        _dot_rows(work[:m], query, raw)
+        id_parts.append(ids)
+        approx_parts.append(raw.astype(np.float64) * scale)
+        bound_parts.append(cold_bound(dim, scale, error, query_norm))
+    if not id_parts:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    ids = np.concatenate(id_parts)
+    approx = np.concatenate(approx_parts)
+    n = len(ids)
+    k = min(k, n)
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    guess = np.argpartition(approx, n - k)[n - k :] if k < n else np.arange(n)
+    guess_scores = _exact_scores(conn, ids[guess], query)
+    if guess_scores is None:
+        return None
+    threshold = float(guess_scores.min())
+    reach = approx + np.concatenate(bound_parts)
+    others = np.setdiff1d(np.flatnonzero(reach >= threshold), guess, assume_unique=True)
+    other_scores = _exact_scores(conn, ids[others], query)
+    if other_scores is None:
+        return None
+    found = ids[np.concatenate((guess, others))]
+    scores = np.concatenate((guess_scores, other_scores))
+    top = _best(scores, k, lambda p: found[p])
+    return found[top], scores[top]
+
+
+def _exact_scores(conn: Any, chunk_ids: Rows, query: Vectors) -> Scores | None:
+    """The warm path's float32 scores of these chunks (their blobs, the same dot loop)."""
+    if len(chunk_ids) == 0:
+        return np.zeros(0, dtype=np.float32)
+    blobs: dict[int, bytes] = {}
+    for part, marks in in_lists([int(i) for i in chunk_ids], 5000):
+        blobs.update(
+            conn.execute(
+                f"SELECT id, embedding FROM chunks WHERE id IN ({marks}) AND embedding IS NOT NULL",
+                tuple(part),
+            ).fetchall()
+        )
+    if len(blobs) != len(chunk_ids):
+        return None  # the compact copy and the chunks disagree: load the index instead
+    matrix = np.frombuffer(b"".join(blobs[int(i)] for i in chunk_ids), dtype="<f4").reshape(
+        len(chunk_ids), -1
+    )
+    if matrix.shape[1] != len(query):
+        return None
+    return _scores_of(np.ascontiguousarray(matrix), query)
