@@ -31,7 +31,7 @@ from remembrances.embeddings import HashEmbedder
 from remembrances.embeddings.base import to_blob
 from remembrances.records import Chunk
 from remembrances.reembed import reembed
-from remembrances.storage import vec0_storage
+from remembrances.storage import vec0_storage, vector_index
 from remembrances.storage.vector_index import VectorIndex, cold_bound
 
 DIM = 32
@@ -482,3 +482,37 @@ def test_closing_while_the_index_loads_stops_the_load(tmp_path: Path) -> None:
     loader = store.engine._loader  # type: ignore[attr-defined]
     store.close()
     assert loader is None or not loader.is_alive()
+
+
+def test_batches_and_threads_do_not_change_the_scan(tmp_path: Path) -> None:
+    """The scan reads vec0 chunks in batches and splits large batches over threads;
+    neither may change what it yields or computes."""
+    path = tmp_path / "m.db"
+    build(path)  # two vec0 chunks, with holes
+    conn = raw(path)
+    try:
+        conn.execute("BEGIN")
+        chunks = vec0_storage.compact_blocks(conn, DIM)
+        assert chunks is not None and len(chunks) == 2
+
+        def scan(batch: int) -> list[np.ndarray]:
+            blocks = [
+                (b.ids.copy(), b.codes.copy(), b.scale.copy(), b.error.copy())
+                for b in vec0_storage.iter_compact(conn, DIM, chunks, batch=batch)
+            ]
+            return [np.concatenate(column) for column in zip(*blocks, strict=True)]
+
+        one, many = scan(1), scan(64)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    assert all(np.array_equal(a, b) for a, b in zip(one, many, strict=True))
+    assert sorted(one[0].tolist()) == sorted(expected_rows(path))
+    rng = np.random.default_rng(4)
+    codes = rng.integers(-127, 128, (3 * vector_index._ROWS_PER_THREAD + 5, 40), dtype=np.int8)
+    query = rng.standard_normal(40).astype(np.float32)
+    out = np.empty(len(codes), dtype=np.float32)
+    vector_index._approximate(codes, query, out)
+    want = np.empty(len(codes), dtype=np.float32)
+    vector_index._dot_rows(codes.astype(np.float32), query, want)
+    assert np.array_equal(out, want)

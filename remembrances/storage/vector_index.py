@@ -53,6 +53,8 @@ MIN_CANDIDATES = 400
 #: codes rebuilt) when the index has doubled since, so the bits stay balanced.
 _RECENTRE_GROWTH = 2.0
 _HAMMING_BLOCK = 16_384
+#: Bytes of the file a cold search maps (SQLite caps it at its own maximum).
+_COLD_MMAP = 1 << 40
 
 #: Below this many rows per thread, handing work to another thread costs more than it saves.
 _ROWS_PER_THREAD = 32_768
@@ -602,43 +604,52 @@ def cold_top_k(
         return None
     query = np.ascontiguousarray(query, dtype=np.float32)
     query_norm = float(np.linalg.norm(query.astype(np.float64)))
-    id_parts: list[Rows] = []
-    approx_parts: list[npt.NDArray[np.float64]] = []
-    bound_parts: list[npt.NDArray[np.float64]] = []
-    work: Vectors = np.empty((1024, dim), dtype=np.float32)
-    for block in vec0_storage.iter_compact(conn, dim, chunks):
-        ids, codes, scale, error = block.ids, block.codes, block.scale, block.error
-        if allowed is not None:
-            at = np.minimum(np.searchsorted(allowed, ids), max(len(allowed) - 1, 0))
-            keep = allowed[at] == ids if len(allowed) else np.zeros(len(ids), dtype=bool)
-            if not keep.all():
-                ids, codes, scale, error = ids[keep], codes[keep], scale[keep], error[keep]
-        m = len(ids)
-        if m == 0:
-            continue
-        if len(work) < m:
-            work = np.empty((m, dim), dtype=np.float32)
-        np.copyto(work[:m], codes, casting="unsafe")
-        raw = np.empty(m, dtype=np.float32)
-        _dot_rows(work[:m], query, raw)
-        id_parts.append(ids)
-        approx_parts.append(raw.astype(np.float64) * scale)
-        bound_parts.append(cold_bound(dim, scale, error, query_norm))
-    if not id_parts:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-    ids = np.concatenate(id_parts)
-    approx = np.concatenate(approx_parts)
-    n = len(ids)
+    total = sum(int(live.sum()) for _, _, live in chunks)
+    ids = np.empty(total, dtype=np.int64)
+    raw = np.empty(total, dtype=np.float32)
+    scale = np.empty(total, dtype=np.float32)
+    error = np.empty(total, dtype=np.float32)
+    n = 0
+    # Pages read through a memory map for the scan: no read() call and no page-cache
+    # copy per 4 KiB page (0.6-0.8 s against 0.8-1.1 s at 1M, measured under load).
+    mapped = int(conn.execute("PRAGMA mmap_size").fetchone()[0])
+    if mapped < _COLD_MMAP:
+        conn.execute(f"PRAGMA mmap_size={_COLD_MMAP}")
+    try:
+        for block in vec0_storage.iter_compact(conn, dim, chunks):
+            keep: slice | npt.NDArray[np.bool_] = slice(None)
+            if allowed is not None:
+                at = np.minimum(np.searchsorted(allowed, block.ids), max(len(allowed) - 1, 0))
+                keep = allowed[at] == block.ids if len(allowed) else block.ids < 0
+            m = len(block.ids[keep])
+            if m == 0:
+                continue
+            ids[n : n + m] = block.ids[keep]
+            scale[n : n + m] = block.scale[keep]
+            error[n : n + m] = block.error[keep]
+            _approximate(block.codes[keep], query, raw[n : n + m])
+            n += m
+    except ValueError:  # blobs of an unexpected size: load the index instead
+        return None
+    finally:
+        if mapped < _COLD_MMAP:
+            conn.execute(f"PRAGMA mmap_size={mapped}")  # as the connection had it
+    ids, raw, scale, error = ids[:n], raw[:n], scale[:n], error[:n]
     k = min(k, n)
     if k <= 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    approx = raw.astype(np.float64) * scale
     guess = np.argpartition(approx, n - k)[n - k :] if k < n else np.arange(n)
     guess_scores = _exact_scores(conn, ids[guess], query)
     if guess_scores is None:
         return None
     threshold = float(guess_scores.min())
-    reach = approx + np.concatenate(bound_parts)
-    others = np.setdiff1d(np.flatnonzero(reach >= threshold), guess, assume_unique=True)
+    # Every vector that could reach the threshold. The largest bound first (it grows
+    # with scale and error), then each survivor's own.
+    widest = cold_bound(dim, scale.max(keepdims=True), error.max(keepdims=True), query_norm)
+    maybe = np.flatnonzero(approx >= threshold - float(widest[0]))
+    reach = approx[maybe] + cold_bound(dim, scale[maybe], error[maybe], query_norm)
+    others = np.setdiff1d(maybe[reach >= threshold], guess, assume_unique=True)
     other_scores = _exact_scores(conn, ids[others], query)
     if other_scores is None:
         return None
@@ -646,6 +657,26 @@ def cold_top_k(
     scores = np.concatenate((guess_scores, other_scores))
     top = _best(scores, k, lambda p: found[p])
     return found[top], scores[top]
+
+
+def _approximate(codes: npt.NDArray[np.int8], query: Vectors, out: Scores) -> None:
+    """out = codes · query, cast to float32 1,024 rows at a time (the cast buffer stays
+    in cache), split over the scan threads for a large block."""
+
+    def work(start: int, end: int) -> None:
+        floats = np.empty((min(1024, end - start), codes.shape[1]), dtype=np.float32)
+        for a in range(start, end, 1024):
+            b = min(a + 1024, end)
+            np.copyto(floats[: b - a], codes[a:b], casting="unsafe")
+            _dot_rows(floats[: b - a], query, out[a:b])
+
+    n = len(codes)
+    parts = max(1, min(SCAN_THREADS, n // _ROWS_PER_THREAD))
+    bounds = [n * i // parts for i in range(parts + 1)]
+    pending = [_executor().submit(work, bounds[i], bounds[i + 1]) for i in range(1, parts)]
+    work(0, bounds[1])
+    for future in pending:
+        future.result()
 
 
 def _exact_scores(conn: Any, chunk_ids: Rows, query: Vectors) -> Scores | None:
