@@ -323,18 +323,28 @@ def ingest_cost(workdir: Path, n: int) -> dict[str, Any]:
 
 
 def bench_size(
-    n: int, workdir: Path, *, vec0: bool, blas: Blas, cold_only: bool = False
+    n: int,
+    workdir: Path,
+    *,
+    vec0: bool,
+    blas: Blas,
+    cold_only: bool = False,
+    store_dir: Path | None = None,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"n": n}
     FASTEST.clear()
     PAIRED_FLOOR.clear()
-    path = workdir / f"vectors-{n}.db"
+    path = (store_dir or workdir) / f"vectors-{n}.db"
     queries = 60 if n <= 100_000 else 25
     # Query vectors looked up, not computed: the timings are the search alone.
     embedder = SeededEmbedder(
         table={f"q{q}": SeededEmbedder().embed_query(f"q{q}") for q in range(queries)}
     )
-    out.update(build_store(path, random_blocks(n), short_text, embedder))
+    if store_dir is None or not path.exists():
+        out.update(build_store(path, random_blocks(n), short_text, embedder))
+    else:  # built by an earlier run with --store-dir; opening it adds the int8 copy if missing
+        Store(path, embedder=embedder).close()
+        out["reused"] = str(path)
     out.update(cold_start(path, n))
     if cold_only:
         return out
@@ -594,6 +604,11 @@ def main() -> int:
     parser.add_argument("--cold-child", help=argparse.SUPPRESS)
     parser.add_argument("--cold-loader", default="int8", help=argparse.SUPPRESS)
     parser.add_argument(
+        "--store-dir",
+        type=Path,
+        help="keep the built stores here (outside the repository) and reuse them next time",
+    )
+    parser.add_argument(
         "--ingest-cost", type=int, metavar="N", help="only: writes/s and file size of the int8 copy"
     )
     parser.add_argument("--floor-child", nargs=2, help=argparse.SUPPRESS)
@@ -622,7 +637,12 @@ def main() -> int:
         workdir = Path(tmp)
         for n in sizes:
             result = bench_size(
-                n, workdir, vec0=n <= 100_000 or args.vec0_1m, blas=blas, cold_only=args.cold_only
+                n,
+                workdir,
+                vec0=n <= 100_000 or args.vec0_1m,
+                blas=blas,
+                cold_only=args.cold_only,
+                store_dir=args.store_dir,
             )
             print(json.dumps(result, default=float), flush=True)
             results.append(result)
