@@ -516,3 +516,22 @@ def test_batches_and_threads_do_not_change_the_scan(tmp_path: Path) -> None:
     want = np.empty(len(codes), dtype=np.float32)
     vector_index._dot_rows(codes.astype(np.float32), query, want)
     assert np.array_equal(out, want)
+
+
+def test_the_batch_quantizer_writes_the_same_bytes_as_the_trigger_function() -> None:
+    """Writes quantize a batch at a time; `check` and the triggers quantize one vector
+    at a time: both must give the same bytes, or `check` would report a sound file."""
+    rng = np.random.default_rng(9)
+    rows = rng.standard_normal((300, 384)).astype(np.float32)
+    rows[:100] /= np.linalg.norm(rows[:100], axis=1, keepdims=True)
+    rows[100] = 0.0
+    rows[101, 5] = np.nan
+    rows[102, 7] = np.inf
+    rows[103] *= 1e-38
+    rows[104] *= 1e30
+    batch = vec0_storage.quantize_rows(rows)
+    assert [vec0_storage.quantize(r.tobytes()) for r in rows] == [b.tobytes() for b in batch]
+    quantizer = vec0_storage.Quantizer()
+    quantizer.prepare([r.tobytes() for r in rows[:50]] + [None, b"\0" * 12], 384)
+    assert len(quantizer.memo) == 50
+    assert all(quantizer(r.tobytes()) == b.tobytes() for r, b in zip(rows, batch, strict=True))

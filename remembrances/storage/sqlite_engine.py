@@ -102,8 +102,10 @@ class SqliteEngine:
 
         #: The file's connections (tests and ``integrity`` reach the SQLite file here).
         self.db = Database(self.path, read_only=read_only, inspect=inspect)
-        # The compact copy's triggers quantize every vector written (vec0_storage).
-        vec0_storage.register(self.db.conn)
+        # The compact copy's triggers quantize every vector written (vec0_storage);
+        # chunk writes fill its memo a batch at a time.
+        self._quantizer = vec0_storage.Quantizer()
+        vec0_storage.register(self.db.conn, self._quantizer)
         #: The exact in-memory vector index, loaded after the first vector search
         #: (which is answered from the compact copy when the file has one).
         self.index: VectorIndex | None = None
@@ -227,6 +229,22 @@ class SqliteEngine:
 
     def insert_chunks(self, tx: Transaction, chunks: Sequence[NewChunk]) -> list[int]:
         conn = _connection(tx)
+        with self._quantized(conn, [c.embedding for c in chunks]):
+            return self._insert_chunks(conn, chunks)
+
+    @contextmanager
+    def _quantized(self, conn: Connection, blobs: Sequence[bytes | None]) -> Iterator[None]:
+        """The compact copy's rows for these vectors, computed in one call for the
+        triggers the writes will fire (vec0_storage.Quantizer)."""
+        dim = conn.execute("SELECT value FROM meta WHERE key = 'dim'").fetchone()
+        if dim is not None:
+            self._quantizer.prepare(blobs, int(dim[0]))
+        try:
+            yield
+        finally:
+            self._quantizer.memo.clear()
+
+    def _insert_chunks(self, conn: Connection, chunks: Sequence[NewChunk]) -> list[int]:
         ids = []
         for c in chunks:
             row = conn.execute(
@@ -251,11 +269,12 @@ class SqliteEngine:
         return ids
 
     def set_embeddings(self, tx: Transaction, rows: Sequence[tuple[int, str, bytes]]) -> None:
-        tx.executemany(
-            "UPDATE chunks SET embedding = ? WHERE id = ? AND content_hash = ? "
-            "AND embedding IS NULL",
-            [(blob, i, h) for i, h, blob in rows],
-        )
+        with self._quantized(_connection(tx), [blob for _, _, blob in rows]):
+            tx.executemany(
+                "UPDATE chunks SET embedding = ? WHERE id = ? AND content_hash = ? "
+                "AND embedding IS NULL",
+                [(blob, i, h) for i, h, blob in rows],
+            )
 
     def after_write(self, tx: Transaction) -> None:
         """Prune the vector log: readers further behind than it reaches reload."""

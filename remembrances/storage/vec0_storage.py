@@ -20,7 +20,7 @@ None and the caller loads from the chunk blobs, the source of truth.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -204,30 +204,35 @@ def quantize_rows(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.uint8]:
     in float64 and rounded up), so for any query ``q`` the true dot product lies within
     ``‖q‖ · error`` (plus float rounding, see ``vector_index.cold_bound``) of the
     approximate one. A row that is not finite gets an infinite bound: always re-scored.
+    The triggers call this once per written vector (through :func:`quantize`), so it
+    makes few NumPy calls; the batch path (:func:`fill_compact`) runs the same code.
     """
     rows, dim = vectors.shape
-    out = np.zeros((rows, dim + _TAIL), dtype=np.uint8)
-    tail = np.zeros((rows, 2), dtype="<f4")
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        peak = np.max(np.abs(vectors), axis=1) if dim else np.zeros(rows, dtype=np.float32)
-        finite = np.isfinite(peak)
-        scale = np.where(finite & (peak > 0), peak / np.float32(_CODE_MAX), np.float32(1.0))
-        scale = scale.astype(np.float32)
+    peak = np.abs(vectors).max(axis=1) if dim else np.zeros(rows, dtype=np.float32)
+    finite = np.isfinite(peak)
+    with np.errstate(all="ignore"):  # rows that are zero or not finite: fixed below
+        scale = peak / np.float32(_CODE_MAX)
+        usable = scale > 0  # False for NaN too
+        if not usable.all():
+            scale[~usable] = 1.0
         codes = np.rint(vectors / scale[:, None])
-        codes = np.clip(np.where(finite[:, None], codes, 0), -_CODE_MAX, _CODE_MAX).astype(np.int8)
-        residual = (
-            vectors.astype(np.float64)
-            - codes.astype(np.float64) * scale.astype(np.float64)[:, None]
-        )
+        np.clip(codes, -_CODE_MAX, _CODE_MAX, out=codes)
+        small = codes.astype(np.int8)
+        if not finite.all():
+            small[~finite] = 0
+        residual = vectors.astype(np.float64)
+        residual -= small * scale.astype(np.float64)[:, None]
         error = np.sqrt(np.einsum("ij,ij->i", residual, residual))
     bound = error.astype(np.float32)
-    low = bound.astype(np.float64) < error
-    bound[low] = np.nextafter(bound[low], np.float32(np.inf))
-    bound[~finite] = np.inf
-    tail[:, 0] = scale
-    tail[:, 1] = bound
-    out[:, :dim] = codes.view(np.uint8)
-    out[:, dim:] = tail.view(np.uint8)
+    low = bound < error
+    if low.any():
+        bound[low] = np.nextafter(bound[low], np.float32(np.inf))
+    if not finite.all():
+        bound[~finite] = np.inf
+    out = np.empty((rows, dim + _TAIL), dtype=np.uint8)
+    out[:, :dim] = small.view(np.uint8)
+    out[:, dim : dim + 4] = scale.astype("<f4").view(np.uint8).reshape(rows, 4)
+    out[:, dim + 4 :] = bound.astype("<f4").view(np.uint8).reshape(rows, 4)
     return out
 
 
@@ -238,9 +243,36 @@ def quantize(blob: bytes) -> bytes:
     return quantize_rows(np.frombuffer(blob, dtype="<f4").reshape(1, -1)).tobytes()
 
 
-def register(conn: Any) -> None:
+class Quantizer:
+    """The triggers' SQL function, with a memo the writer fills a batch at a time.
+
+    Called row by row from a trigger, :func:`quantize` costs ~20 NumPy calls per
+    vector (measured ~200 µs a row under load, the bulk of a write). A writer that
+    knows the vectors it is about to write quantizes them in one call
+    (:meth:`prepare`); the function then looks each blob up. The memo is keyed by
+    the blob's bytes and the output is a function of those bytes alone, so a hit is
+    exactly what the function would compute.
+    """
+
+    def __init__(self) -> None:
+        self.memo: dict[bytes, bytes] = {}
+
+    def __call__(self, blob: bytes) -> bytes:
+        found = self.memo.get(blob)
+        return found if found is not None else quantize(blob)
+
+    def prepare(self, blobs: Sequence[bytes | None], dim: int) -> None:
+        wanted = [b for b in blobs if b is not None and len(b) == dim * 4]
+        if not wanted:
+            return
+        matrix = np.frombuffer(b"".join(wanted), dtype="<f4").reshape(len(wanted), dim)
+        for blob, row in zip(wanted, quantize_rows(matrix), strict=True):
+            self.memo[blob] = row.tobytes()
+
+
+def register(conn: Any, quantizer: Quantizer | None = None) -> None:
     """Make the triggers' quantizer available on ``conn`` (a connection that writes)."""
-    conn.create_scalar_function(QUANTIZE, quantize, 1, deterministic=True)
+    conn.create_scalar_function(QUANTIZE, quantizer or quantize, 1, deterministic=True)
 
 
 def compact_script(dim: int) -> str:
