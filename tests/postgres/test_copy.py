@@ -245,7 +245,7 @@ def test_every_table_of_a_memory_is_copied_or_derived(tmp_path: Path) -> None:
             }
     copied = {t for layer in layers() for t in layer.tables}
     store_own = {"meta", "chunks", "embedding_cache", "vector_log", "sqlite_sequence"}
-    derived = {n for n in names if n.startswith(("chunks_fts", "chunks_vec"))}
+    derived = {n for n in names if n.startswith(("chunks_fts", "chunks_vec", "chunks_int8"))}
     assert names - store_own - derived == copied
 
 
