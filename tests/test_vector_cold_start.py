@@ -17,7 +17,6 @@ import json
 import subprocess
 import sys
 import textwrap
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,8 @@ from remembrances.records import Chunk
 from remembrances.reembed import reembed
 from remembrances.storage import vec0_storage, vector_index
 from remembrances.storage.vector_index import VectorIndex, cold_bound
+
+from .table_embedder import TableEmbedder
 
 DIM = 32
 LONG = "a-collection-name-well-over-twelve-bytes"
@@ -172,22 +173,6 @@ def test_an_unexpected_vec0_layout_falls_back_to_the_rows(tmp_path: Path, damage
 TDIM = 48
 
 
-class TableEmbedder:
-    """Text ``"v<i> ..."`` embeds as row ``i`` of a fixed table, query ``"q<i>"`` as query ``i``."""
-
-    def __init__(self, docs: np.ndarray, queries: np.ndarray) -> None:
-        self.name = f"table:{docs.shape[1]}"
-        self.dim = docs.shape[1]
-        self.docs = docs
-        self.queries = queries
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return np.stack([self.docs[int(t.split()[0][1:])] for t in texts])
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.queries[int(text[1:])]
-
-
 def vectors(shape: str, n: int, rng: np.random.Generator) -> np.ndarray:
     if shape == "random":
         return rng.standard_normal((n, TDIM)).astype(np.float32)
@@ -298,7 +283,7 @@ def test_a_fresh_process_returns_the_warm_results(tmp_path: Path) -> None:
         import json, sys
         import numpy as np
         sys.path.insert(0, {str(Path(__file__).parent)!r})
-        from test_vector_cold_start import TableEmbedder
+        from table_embedder import TableEmbedder
         from remembrances import Store
         e = TableEmbedder(np.load({str(tmp_path / "docs.npy")!r}),
                           np.load({str(tmp_path / "queries.npy")!r}))

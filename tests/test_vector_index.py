@@ -21,23 +21,9 @@ from remembrances.records import Chunk
 from remembrances.storage import vector_index
 from remembrances.storage.vector_index import MIN_CANDIDATES
 
+from .table_embedder import TableEmbedder
+
 DIM = 48
-
-
-class TableEmbedder:
-    """Text ``"v<i>"`` (or a query ``"q<i>"``) embeds as row ``i`` of a fixed table."""
-
-    def __init__(self, docs: np.ndarray, queries: np.ndarray) -> None:
-        self.name = f"table:{docs.shape[1]}"
-        self.dim = docs.shape[1]
-        self.docs = docs
-        self.queries = queries
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return np.stack([self.docs[int(t.split()[0][1:])] for t in texts])
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.queries[int(text[1:])]
 
 
 def unit(rows: np.ndarray) -> np.ndarray:

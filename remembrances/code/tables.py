@@ -29,6 +29,11 @@ from .records import CodeSymbol
 #: The source kind of the code layer's chunks in the store (their collection is the project).
 KIND = "code"
 
+#: A step that makes the next index run re-chunk and re-embed every file (its hash
+#: is forgotten), for when what a chunk holds changes: one index never mixes two
+#: kinds of chunk. Vectors already in the embedding cache are reused.
+RECHUNK = "UPDATE code_files SET content_hash = '', embedded = 0;"
+
 #: The SQLite schema, one numbered step per entry.
 _SQLITE: tuple[str, ...] = (
     """
@@ -81,11 +86,8 @@ _SQLITE: tuple[str, ...] = (
     CREATE INDEX code_names_file ON code_names (file_id);
     """,
     # 2: chunks now embed the code itself rather than the text index's header
-    # (parsing/chunking.py); forgetting the files' hashes makes the next run re-chunk
-    # and re-embed every file, so one index does not mix the two kinds of vector.
-    """
-    UPDATE code_files SET content_hash = '', embedded = 0;
-    """,
+    # (parsing/chunking.py).
+    RECHUNK,
     # 3: the reference graph behind the repository map (graph.py). An edge
     # says "src uses a name that dst defines" with how often src uses it; weights
     # are normalised when the graph is read, so an edge never changes because
@@ -110,17 +112,11 @@ _SQLITE: tuple[str, ...] = (
     );
     """,
     # 4: every part of a split symbol now carries its own lines, and a method's
-    # vector no longer reads its class's first line (parsing/chunking.py): re-chunk
-    # and re-embed every file once, as in step 2 (cached vectors are reused).
-    """
-    UPDATE code_files SET content_hash = '', embedded = 0;
-    """,
+    # vector no longer reads its class's first line (parsing/chunking.py).
+    RECHUNK,
     # 5: what a function defines inside itself stays in the function's chunk
-    # (parsing/chunking.py); the next run re-chunks every file, and the embedding
-    # cache re-embeds only the chunks whose text changed.
-    """
-    UPDATE code_files SET content_hash = '', embedded = 0;
-    """,
+    # (parsing/chunking.py).
+    RECHUNK,
 )
 
 #: The same steps for PostgreSQL: identity columns instead of rowid aliases, no
@@ -175,9 +171,7 @@ _POSTGRESQL: tuple[str, ...] = (
     );
     CREATE INDEX code_names_file ON code_names (file_id);
     """,
-    """
-    UPDATE code_files SET content_hash = '', embedded = 0;
-    """,
+    RECHUNK,
     """
     CREATE TABLE IF NOT EXISTS code_edges (
         name       TEXT NOT NULL,
@@ -197,12 +191,8 @@ _POSTGRESQL: tuple[str, ...] = (
         updates    INTEGER NOT NULL DEFAULT 0
     );
     """,
-    """
-    UPDATE code_files SET content_hash = '', embedded = 0;
-    """,
-    """
-    UPDATE code_files SET content_hash = '', embedded = 0;
-    """,
+    RECHUNK,
+    RECHUNK,
 )
 #: Per dialect, the same numbered steps (a file's schema version counts them).
 CODE_MIGRATIONS: dict[Dialect, tuple[str, ...]] = {"sqlite": _SQLITE, "postgresql": _POSTGRESQL}

@@ -187,19 +187,9 @@ def _check_vec0(conn: Connection, report: CheckReport, dim: int, repair: bool) -
             _refill_vec0(conn)
             report.repaired.append("created and filled the vec0 table")
         return
-    missing = conn.execute(
-        "SELECT count(*) FROM chunks c WHERE c.embedding IS NOT NULL AND length(c.embedding) = ? "
-        "AND NOT EXISTS (SELECT 1 FROM chunks_vec v WHERE v.chunk_id = c.id)",
-        (dim * 4,),
-    ).fetchone()[0]
-    extra = conn.execute(
-        "SELECT count(*) FROM chunks_vec v WHERE NOT EXISTS "
-        "(SELECT 1 FROM chunks c WHERE c.id = v.chunk_id AND c.embedding IS NOT NULL)"
-    ).fetchone()[0]
-    different = conn.execute(
-        "SELECT count(*) FROM chunks_vec v JOIN chunks c ON c.id = v.chunk_id "
-        "WHERE c.embedding IS NOT NULL AND v.embedding != c.embedding"
-    ).fetchone()[0]
+    missing, extra, different = _disagreements(
+        conn, "chunks_vec", "v.embedding", "c.embedding", dim
+    )
     if not (missing or extra or different):
         return
     report.problems.append(
@@ -209,6 +199,28 @@ def _check_vec0(conn: Connection, report: CheckReport, dim: int, repair: bool) -
     if repair:
         _refill_vec0(conn)
         report.repaired.append("rebuilt the vec0 table from the chunk vectors")
+
+
+def _disagreements(
+    conn: Connection, table: str, stored: str, expected: str, dim: int
+) -> tuple[int, int, int]:
+    """How many chunk vectors a derived vector table (rows ``v`` keyed by ``chunk_id``)
+    lacks, holds for no chunk vector, and holds as something other than ``expected``
+    (an expression over the chunk ``c``)."""
+    missing = conn.execute(
+        "SELECT count(*) FROM chunks c WHERE c.embedding IS NOT NULL AND length(c.embedding) = ? "
+        f"AND NOT EXISTS (SELECT 1 FROM {table} v WHERE v.chunk_id = c.id)",
+        (dim * 4,),
+    ).fetchone()[0]
+    extra = conn.execute(
+        f"SELECT count(*) FROM {table} v WHERE NOT EXISTS "
+        "(SELECT 1 FROM chunks c WHERE c.id = v.chunk_id AND c.embedding IS NOT NULL)"
+    ).fetchone()[0]
+    different = conn.execute(
+        f"SELECT count(*) FROM {table} v JOIN chunks c ON c.id = v.chunk_id "
+        f"WHERE c.embedding IS NOT NULL AND {stored} != {expected}"
+    ).fetchone()[0]
+    return int(missing), int(extra), int(different)
 
 
 def _check_compact(conn: Connection, report: CheckReport, dim: int, repair: bool) -> None:
@@ -225,19 +237,8 @@ def _check_compact(conn: Connection, report: CheckReport, dim: int, repair: bool
             vec0_storage.fill_compact(conn, dim)
             report.repaired.append("created and filled the compact vector copy")
         return
-    missing = conn.execute(
-        "SELECT count(*) FROM chunks c WHERE c.embedding IS NOT NULL AND length(c.embedding) = ? "
-        f"AND NOT EXISTS (SELECT 1 FROM {table} v WHERE v.chunk_id = c.id)",
-        (dim * 4,),
-    ).fetchone()[0]
-    extra = conn.execute(
-        f"SELECT count(*) FROM {table} v WHERE NOT EXISTS "
-        "(SELECT 1 FROM chunks c WHERE c.id = v.chunk_id AND c.embedding IS NOT NULL)"
-    ).fetchone()[0]
-    different = conn.execute(
-        f"SELECT count(*) FROM {table} v JOIN chunks c ON c.id = v.chunk_id "
-        f"WHERE c.embedding IS NOT NULL AND v.codes != {vec0_storage.QUANTIZE}(c.embedding)"
-    ).fetchone()[0]
+    expected = f"{vec0_storage.QUANTIZE}(c.embedding)"
+    missing, extra, different = _disagreements(conn, table, "v.codes", expected, dim)
     if not (missing or extra or different):
         return
     report.problems.append(

@@ -221,17 +221,24 @@ def test_symlinks_out_of_the_project_are_not_followed(code: CodeIndexer, tmp_pat
     assert [s.path for s in code.find_symbol("app_main")] == ["src/app.py"]
 
 
+def older_index(store: Store, root: Path, version: int, damage: str) -> CodeIndexer:
+    """An index of two files as code schema ``version`` left it (``damage`` undoes
+    what the later steps changed); the indexer built on it runs the migrations."""
+    write(root / "a.py", "def alpha():\n    return 1\n")
+    write(root / "b.py", "class Beta:\n    def run(self):\n        return 2\n")
+    assert CodeIndexer(store).index(root).files_indexed == 2
+    with store.db.write() as conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema:code'", (str(version),))
+        conn.execute(damage)
+    return CodeIndexer(store)
+
+
 def test_an_index_from_before_the_embedding_change_is_rechunked_once(
     store: Store, tmp_path: Path
 ) -> None:
     root = tmp_path / "proj"
-    write(root / "a.py", "def alpha():\n    return 1\n")
-    write(root / "b.py", "class Beta:\n    def run(self):\n        return 2\n")
-    assert CodeIndexer(store).index(root).files_indexed == 2
-    with store.db.write() as conn:  # as a file written by schema 1 would be
-        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema:code'")
-        conn.execute("UPDATE chunks SET embed_text = NULL WHERE kind = 'code'")
-    code = CodeIndexer(store)  # migration 2 runs here
+    damage = "UPDATE chunks SET embed_text = NULL WHERE kind = 'code'"
+    code = older_index(store, root, 1, damage)  # migration 2 runs here
     report = code.index(root)
     assert (report.files_indexed, report.files_unchanged) == (2, 0)
     method = next(h for h in code.search("run", mode="text") if h.qualified_name == "Beta.run")
@@ -247,13 +254,8 @@ def test_an_index_from_before_per_part_lines_is_rechunked_once(
     store: Store, tmp_path: Path
 ) -> None:
     root = tmp_path / "proj"
-    write(root / "a.py", "def alpha():\n    return 1\n")
-    write(root / "b.py", "class Beta:\n    def run(self):\n        return 2\n")
-    assert CodeIndexer(store).index(root).files_indexed == 2
-    with store.db.write() as conn:  # as a file written by schema 3 would be
-        conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema:code'")
-        conn.execute("UPDATE code_symbols SET start_line = 40, end_line = 90")
-    code = CodeIndexer(store)  # migration 4 runs here
+    damage = "UPDATE code_symbols SET start_line = 40, end_line = 90"
+    code = older_index(store, root, 3, damage)  # migration 4 runs here
     report = code.index(root)
     assert (report.files_indexed, report.files_unchanged) == (2, 0)
     [run] = code.find_symbol("Beta.run")

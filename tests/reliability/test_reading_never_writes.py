@@ -93,8 +93,12 @@ def test_an_older_memory_is_refused_by_reads_and_upgraded_by_init(
     assert "older remembrances" in message and f"--db {db} init" in message
     assert "Traceback" not in result.output
     assert fingerprint(db) == before
-    with pytest.raises(SchemaVersionError, match="kb schema 1"):
-        open_memory(db, read_only=True).kb  # noqa: B018 (building the layer is the check)
+    with (
+        open_memory(db, read_only=True) as memory,
+        pytest.raises(SchemaVersionError, match="kb schema 1"),
+    ):
+        memory.kb  # noqa: B018 (building the layer is the check)
+    assert fingerprint(db) == before
 
     upgraded = invoke(runner, db, "init")
     assert upgraded.exit_code == 0 and "upgraded" in upgraded.stdout
