@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from pathlib import PurePosixPath
 from typing import Any
 
 from ..formatting import code_label
@@ -69,8 +70,31 @@ class CodeSymbol:
     parent: str | None  # the parent's qualified name
     parent_id: int | None = None
 
+    @property
+    def module(self) -> str:
+        """The file as a dotted module name (``encodings/cp500.py`` is ``encodings.cp500``,
+        a package's ``__init__.py`` is the package), for names written ``module.Class.method``."""
+        return module_name(self.path)
+
+    def is_named(self, name: str) -> bool:
+        """Whether ``name`` names this symbol: a bare name is its name; a dotted one is
+        its qualified name or a suffix of it (``Inner.run``), or its qualified name
+        behind its module or the module's tail (``cp500.Codec.encode``)."""
+        if "." not in name:
+            return self.name == name
+        full = f"{self.module}.{self.qualified_name}" if self.module else self.qualified_name
+        return any(n == name or n.endswith("." + name) for n in (self.qualified_name, full))
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def module_name(path: str) -> str:
+    """``path`` as a dotted module name: no extension, ``/`` as ``.``, no ``__init__``."""
+    parts = list(PurePosixPath(path).with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
 
 
 @dataclass

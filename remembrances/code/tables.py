@@ -539,14 +539,36 @@ def find_symbols(
         "s.start_line LIMIT ?"
     )
     tries = [(exact, exact_params), (loose, [wanted])] if ignore_case else [(exact, exact_params)]
-    for where, where_params in tries:
+    for number, (where, where_params) in enumerate(tries):
         rows = tx.execute(
             f"SELECT {_SYMBOL_COLUMNS} {_SYMBOL_FROM} WHERE {where}{filters}{order}",
             (*where_params, *params, wanted, limit),
         ).fetchall()
         if rows:
             return [_symbol(r) for r in rows]
+        if number == 0 and "." in wanted:
+            found = _in_module(tx, wanted, filters, params, limit)
+            if found:
+                return found
     return []
+
+
+def _in_module(
+    tx: Transaction, wanted: str, filters: str, params: list[Any], limit: int
+) -> list[CodeSymbol]:
+    """Symbols named ``module.Qualified.name`` (``json.decoder.JSONDecoder.decode``):
+    each dotted suffix of ``wanted`` is a qualified name to look up, kept where the
+    rest names the symbol's file (CodeSymbol.is_named)."""
+    parts = wanted.split(".")
+    qualified = [".".join(parts[i:]) for i in range(1, len(parts))]
+    rows = tx.execute(
+        f"SELECT {_SYMBOL_COLUMNS} {_SYMBOL_FROM} WHERE s.name = ? "
+        f"AND s.qualified_name IN ({marks(len(qualified))}){filters} "
+        "ORDER BY p.name, f.path, s.start_line",
+        (parts[-1], *qualified, *params),
+    )
+    found = [s for s in map(_symbol, rows) if s.is_named(wanted)]
+    return found[:limit]
 
 
 def _name_suffixes(wanted: str) -> list[str]:

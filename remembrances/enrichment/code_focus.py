@@ -16,7 +16,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,8 +41,6 @@ MAX_CANDIDATES = 500
 MAX_LISTED = 60
 MAX_USES = 8
 MAP_TOKENS = 300
-#: Share of the code source's time after which no more uses are looked up.
-SPARE_SHARE = 0.5
 #: Share of it by which the code source answers with whatever it has.
 ANSWER_SHARE = 0.8
 _POOL: ThreadPoolExecutor | None = None
@@ -135,9 +133,7 @@ def code_aware(
         if semantic is not None and plan.code_query:
             pending = _pool().submit(semantic, service, plan)
         try:
-            named = _named(
-                service, prompt, names, paths, started + timeout * SPARE_SHARE, answer_by
-            )
+            named = _named(service, prompt, names, paths, answer_by)
         except Exception as exc:  # the semantic hits still count
             log.warning("code-aware enrichment failed: %s", exc)
             named = []
@@ -162,13 +158,18 @@ def _named(
     prompt: str,
     names: list[str],
     paths: list[str],
-    spare_until: float,
     answer_by: float,
 ) -> list[ContextItem]:
+    """The named definitions, then their uses and the map around them.
+
+    Only the definitions are looked up here (indexed lookups, milliseconds); the
+    uses and the maps run in the pool and come along if they are done by
+    ``answer_by``, so a name used in thousands of places cannot make the enricher
+    drop the source, definitions and all.
+    """
     code = service.code
     roots = {p.name: p.root for p in code.projects()}
     definitions: list[ContextItem] = []
-    uses: list[ContextItem] = []
     used: list[tuple[str, str]] = []  # (project, name) whose uses to show
     focus: dict[str, list[str]] = {}  # project -> files and symbols to map around
     listed: list[ContextItem] = []
@@ -184,20 +185,23 @@ def _named(
     for path in paths:
         for project in roots:
             focus.setdefault(project, []).append(path)
-    for project, name in used:
-        if time.monotonic() >= spare_until:
-            break
-        uses.extend(_uses_item(code, project, name))
-    maps: list[ContextItem] = []
-    pending = [_pool().submit(_map_item, code, p, wanted) for p, wanted in focus.items()]
+    uses = [_pool().submit(_uses_item, code, project, name) for project, name in used]
+    maps = [_pool().submit(_map_item, code, p, wanted) for p, wanted in focus.items()]
+    return definitions + listed + _done_by(uses, answer_by) + _done_by(maps, answer_by)
+
+
+def _done_by(pending: list[Future[list[ContextItem]]], answer_by: float) -> list[ContextItem]:
+    """The items of the lookups that finish by ``answer_by``, in order; the rest are
+    left to finish in the background (wait_idle)."""
+    items: list[ContextItem] = []
     for future in pending:
         try:
-            maps.extend(future.result(timeout=max(answer_by - time.monotonic(), 0.0)))
+            items.extend(future.result(timeout=max(answer_by - time.monotonic(), 0.0)))
         except FutureTimeout:
             future.cancel()  # a first map of a large project reads its graph; next time is quick
         except Exception as exc:
-            log.warning("repository map for enrichment failed: %s", exc)
-    return definitions + listed + uses + maps
+            log.warning("code lookup for enrichment failed: %s", exc)
+    return items
 
 
 def _definitions(
@@ -206,22 +210,14 @@ def _definitions(
     """(shown, others): the definitions of ``name``, the likeliest meant first.
 
     Exact (case-sensitive) matches only: find_symbol also tries ignoring case.
-    When a name is defined in several places, the prompt's other words decide
+    A name may start with its module (``encodings.cp500.Codec.encode``). When a name is defined in several places, the prompt's other words decide
     first (``cp1252`` picks ``encodings/cp1252.py``), then a definition whose
     qualified name is the name itself (``Pool`` means the class ``Pool`` before
     the method ``BaseContext.Pool``), then classes and functions, then code
     outside tests, then the definition in the file most other files use (the
     reference graph).
     """
-    candidates = code.find_symbol(name, limit=MAX_CANDIDATES)
-    if "." in name:
-        found = [
-            s
-            for s in candidates
-            if s.qualified_name == name or s.qualified_name.endswith("." + name)
-        ]
-    else:
-        found = [s for s in candidates if s.name == name]
+    found = [s for s in code.find_symbol(name, limit=MAX_CANDIDATES) if s.is_named(name)]
     if len(found) <= 1:
         return found, []
     own = _words(name)

@@ -86,6 +86,22 @@ def test_find_symbol_by_name_and_qualified_name(indexed: CodeIndexer) -> None:
     assert indexed.find_symbol("100%_sure") == []  # LIKE wildcards are escaped
 
 
+def test_find_symbol_by_module_and_qualified_name(indexed: CodeIndexer) -> None:
+    """``module.Class.method``, as Python users write a name, with the whole module path
+    or its tail; a module that is not the symbol's file finds nothing."""
+    for name in ("src.upload.Session.send", "upload.Session.send", "upload.Session.Adapter.send"):
+        found = indexed.find_symbol(name)
+        assert [(s.path, s.qualified_name) for s in found] == [
+            ("src/upload.py", name.split("upload.", 1)[1])
+        ], name
+    assert [s.qualified_name for s in indexed.find_symbol("upload.retry_upload")] == [
+        "retry_upload"
+    ]
+    assert indexed.find_symbol("mailer.Session.send") == []
+    assert indexed.find_symbol("pload.Session.send") == []  # whole module parts only
+    assert indexed.find_symbol("src.Session.send") == []  # not the symbol's module
+
+
 def test_outline_is_the_nested_symbol_tree(indexed: CodeIndexer, repo: Path) -> None:
     outline = indexed.outline("src/upload.py")
     assert [n.symbol.qualified_name for n in outline] == ["MAX_RETRIES", "retry_upload", "Session"]

@@ -76,6 +76,11 @@ def exercise(write: Opener, read: Opener, root: str) -> dict[str, Any]:
                 for s in tables.find_symbols(tx, "Scheduler.next_run")
             ],
             "NOW": [s.qualified_name for s in tables.find_symbols(tx, "NOW")],
+            "in module": [
+                (s.path, s.qualified_name)
+                for name in ("core.scheduler.Scheduler.next_run", "clock.now", "web.format.now")
+                for s in tables.find_symbols(tx, name)
+            ],
             "NOW exact": tables.find_symbols(tx, "NOW", ignore_case=False),
             "functions": [
                 s.name for s in tables.find_symbols(tx, "Open", kinds=["function"], project="calls")

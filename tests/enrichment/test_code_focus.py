@@ -210,6 +210,20 @@ def test_the_prompts_other_words_choose_among_same_named_definitions(
     assert chosen[0] == "[repo] codecs/latin1.py:2-3 Codec.encode (method)"
 
 
+def test_a_name_written_with_its_module_is_that_definition(
+    ambiguous: RemembrancesService,
+) -> None:
+    """``module.Class.method``, as Python users name things: the module picks the file."""
+    enricher = ContextEnricher(ambiguous)
+    for name in ("codecs.cp437.Codec.encode", "cp437.Codec.encode"):
+        enrichment = enricher.enrich(f"how does `{name}` work?")
+        shown = [o for o in definitions(enrichment) if "Codec.encode" in o]
+        assert shown == ["[repo] codecs/cp437.py:2-3 Codec.encode (method)"]
+        assert "is also defined" not in enrichment.text
+    enrichment = enricher.enrich("what does mp.pool.Pool.map return?")  # no backticks
+    assert definitions(enrichment)[0] == "[repo] mp/pool.py:2-3 Pool.map (method)"
+
+
 def test_the_definitions_not_shown_are_listed_by_location(ambiguous: RemembrancesService) -> None:
     enrichment = ContextEnricher(ambiguous).enrich("how does `Codec.encode` work?")
     shown = definitions(enrichment)
