@@ -1,5 +1,6 @@
-"""Code search ranks by what code has: the symbol's name, closures kept with their
-function, one hit per symbol (remembrances/code/ranking.py, parsing/chunking.py)."""
+"""Code search ranks by what code has: the symbol's name, the parameters a query
+writes as code, closures kept with their function, one hit per symbol
+(remembrances/code/ranking.py, parsing/chunking.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 import remembrances
 from remembrances import RemembrancesService, Store, fusion
 from remembrances.code import CodeIndexer
-from remembrances.code.ranking import identifier_words, name_matches
+from remembrances.code.ranking import code_words, identifier_words, name_matches, parameter_names
 from remembrances.records import SearchResult
 
 HTTP_UTILS = '''\
@@ -126,6 +127,113 @@ def test_name_match_counts_the_query_words_in_name_and_path(store: Store) -> Non
         "http",
         "utils",
     ]
+
+
+VALIDATORS = """\
+class _LengthValidator:
+    def __init__(self, limit, message):
+        self.limit = limit
+        self.message = message
+
+    def __call__(self, inst, attr, value):
+        if len(value) > self.limit:
+            raise ValueError(self.message.format(name=attr.name, limit=self.limit))
+
+
+def longest(limit):
+    return _LengthValidator(limit, "{name} is longer than {limit}")
+
+
+def pattern(regex, flags=0):
+    import re
+
+    compiled = re.compile(regex, flags)
+
+    def check(inst, attr, value):
+        if not compiled.fullmatch(value):
+            raise ValueError(f"{attr.name} does not match {regex}")
+
+    return check
+"""
+
+
+def test_a_parameter_the_query_writes_as_code_finds_its_function(tmp_path: Path) -> None:
+    # By meaning and words the class's __call__ (which raises) reads closer; the
+    # docstring-style *limit* names the factory's parameter.
+    root = tmp_path / "checks"
+    root.mkdir()
+    (root / "validators.py").write_text(VALIDATORS)
+    with remembrances.open(tmp_path / "checks.db", embedder="local") as svc:
+        svc.code.index(root, project="checks")
+        params = fusion.params_for("code")
+        asked = "A validator that raises `ValueError` if the value is longer than *limit*."
+        hits = {h.qualified_name: h for h in svc.code.search(asked, project="checks")}
+        assert next(iter(hits)) == "longest"
+        for name, parameter in (("longest", 1.0), ("_LengthValidator.__call__", 0.0)):
+            hit = hits[name]
+            assert hit.vector_score is not None and hit.text_score is not None
+            # no name match: "valid" (the file) is the only query word any name holds
+            expected = params.score(hit.vector_score, hit.text_score, 0.0, parameter)
+            assert hit.score == pytest.approx(expected)
+        # the same words in prose name no parameter: the raising method stays first
+        plain = "A validator that raises ValueError if the value is longer than the limit."
+        found = svc.code.search(plain, project="checks")
+        assert found[0].qualified_name == "_LengthValidator.__call__"
+        assert all(
+            h.score == pytest.approx(params.score(h.vector_score or 0.0, h.text_score or 0.0))
+            for h in found
+        )
+
+
+def test_code_words_are_the_identifiers_a_query_marks_as_code() -> None:
+    assert code_words("raises `ValueError` if longer than *limit* or **max_size**") == {
+        "valueerror",
+        "limit",
+        "max_size",
+    }
+    assert code_words("Same as `attr.asdict`, like :meth:`.Signer.unsign` or ``run()``") == {
+        "asdict",
+        "unsign",
+        "run",
+    }
+    # a code span that is not one identifier, emphasis over several words, plain prose
+    assert code_words("adds :term:`dunder methods`, `a + b`, *very* important") == {"very"}
+    assert code_words("python check if a file exists, e.g. on Windows") == set()
+    # identifiers no prose word looks like
+    assert code_words("skip the proxy for no_proxy hosts via os.environ and maxRetries") == {
+        "no_proxy",
+        "environ",
+        "maxretries",
+    }
+
+
+def test_parameter_names_from_signatures_in_any_language() -> None:
+    cases = [
+        ("def le(val)", "le", "python", {"val"}),
+        (
+            "def get(self, url: str, params: dict[str, int] | None = None, *args, **kw) -> R",
+            "get",
+            "python",
+            {"url", "params", "args", "kw"},
+        ),
+        ("async def fetch(cls, /, *, timeout=Timeout(5, read=2))", "fetch", "python", {"timeout"}),
+        ("func (s *Server) Serve(l net.Listener, a, b int) error", "Serve", "go", {"l", "a", "b"}),
+        ("fn push(&mut self, mut value: Vec<u8>)", "push", "rust", {"value"}),
+        ("function get(url: string, opts?: Options)", "get", "typescript", {"url", "opts"}),
+        (
+            "public int count(final List<String, Integer> items, int max)",
+            "count",
+            "java",
+            {"items", "max"},
+        ),
+        ("static int parse(const char *src, size_t n)", "parse", "c", {"src", "n"}),
+        ("def item(name = nil, **opts)", "item", "ruby", {"name", "opts"}),
+        ("function save($path, $data)", "save", "php", {"path", "data"}),
+        ("class Factory(Base)", "", "python", {"base"}),  # callers ask for functions only
+        ("def broken(a, b", "broken", "python", {"a", "b"}),
+    ]
+    for signature, name, language, expected in cases:
+        assert parameter_names(signature, name, language) == expected, signature
 
 
 CLOSURES = '''\
