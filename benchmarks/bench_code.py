@@ -258,11 +258,11 @@ def definitions_bench(service: RemembrancesService, tree: Path) -> list[str]:
     enricher = ContextEnricher(service, EnricherConfig(timeout=DEFINITIONS_TIMEOUT))
     default = ContextEnricher(service)
     sample = sample_symbols(code, tree, ENRICH_SAMPLE)
-    shown = listed = bare_detected = found_bare = moduled = shown_default = 0
+    shown = listed = bare_detected = found_bare = moduled = shown_default = same_named = 0
     enrich_ms: list[float] = []
     default_ms: list[float] = []
     dropped_default: list[str] = []
-    misses: list[tuple[str, str, int, str]] = []
+    misses: list[tuple[str, str, int, str, str]] = []
     for qualified, _name, path_, start, end in sample:
         where = (
             f"{path_}:{start}-{end} {qualified}" if start != end else f"{path_}:{start} {qualified}"
@@ -278,7 +278,15 @@ def definitions_bench(service: RemembrancesService, tree: Path) -> list[str]:
         if not is_shown:
             found = code.find_symbol(qualified, project="stdlib", limit=1000)
             same = [s for s in found if s.qualified_name == qualified]
-            misses.append((qualified, path_, len(same), "listed" if is_listed else "absent"))
+            # Which definition of that name the block shows instead, if any.
+            instead = [
+                i.origin.split(" ", 2)[1].split(":")[0]
+                for i in result.items.get("code", [])
+                if i.score is None and f" {qualified} (" in i.origin
+            ]
+            same_named += bool(instead)
+            state = "listed" if is_listed else "absent"
+            misses.append((qualified, path_, len(same), state, ", ".join(instead) or "none"))
         began = time.perf_counter()
         result = default.enrich(prompt)
         default_ms.append((time.perf_counter() - began) * 1000)
@@ -314,6 +322,8 @@ def definitions_bench(service: RemembrancesService, tree: Path) -> list[str]:
         f"| ``How does `Qualified.name` work, and who calls it?`` | **{shown}/{n}** | "
         f"{listed}/{n} | {n - shown - listed}/{n} |",
         f"| the same, default timeout (2 s) | **{shown_default}/{n}** | | |",
+        f"| the same: this definition or another of the same qualified name shown "
+        f"| **{shown + same_named}/{n}** | | |",
         f"| ``How does `module.Qualified.name` work?`` (`encodings.cp500.Codec.encode`) "
         f"| **{moduled}/{n}** | | |",
         f"| `how does Qualified.name work?` (no backticks; the name is detected in "
@@ -332,9 +342,9 @@ def definitions_bench(service: RemembrancesService, tree: Path) -> list[str]:
         lines += [
             "Not shown for the name alone (definitions with the same qualified name in the index):",
             "",
-            "| symbol | file | same-named definitions | in the block |",
-            "|---|---|---|---|",
-            *(f"| `{q}` | `{p}` | {k} | {state} |" for q, p, k, state in misses),
+            "| symbol | file | same-named definitions | in the block | shown instead |",
+            "|---|---|---|---|---|",
+            *(f"| `{q}` | `{p}` | {k} | {st} | {other} |" for q, p, k, st, other in misses),
             "",
         ]
     return lines
