@@ -5,25 +5,31 @@ how much recall does the HNSW index give up against an exact scan, and do
 concurrent writers lose anything?
 
 Setup: the chunks of benchmarks/bench_store.py (30 Zipf-distributed words, a
-random unit vector of 384 dims each, precomputed: the write rate excludes
+random unit vector of 384 dims each, precomputed: the write rates exclude
 embedding), written through ``Store.write_source`` (1000 chunks per source, 10
-sources per transaction) into a SQLite file and into a PostgreSQL memory (the
-bundled pgserver: PostgreSQL 16.2 + pgvector 0.6.2, started in a temporary folder,
-unless ``--url`` names a server). Queries: 3-5 words, vectors looked up.
+sources per transaction) into a SQLite file, then moved into a PostgreSQL memory
+(the bundled pgserver: PostgreSQL 16.2 + pgvector 0.6.2, started in a temporary
+folder, unless ``--url`` names a server) by ``remembrances copy``, the bulk path:
+the chunks first, then one HNSW build. Queries: 3-5 words, vectors looked up.
 
 Figures (median ms over the queries; the machine is shared, so read ratios):
-- ingest chunks/s on each engine (PostgreSQL keeps its HNSW and GIN indexes live);
+- ingest chunks/s: SQLite's write_source; PostgreSQL's bulk copy (with the index
+  build, also timed alone); and both engines appending a further slice of
+  ``--live`` chunks through write_source with every index live (PostgreSQL's HNSW
+  insert per row: the rate of day-to-day writes);
 - vector, text and hybrid top-10 latency on each engine, and PostgreSQL ÷ SQLite
   (issue 16's target: PostgreSQL hybrid within 3x of SQLite hybrid);
-- HNSW recall@10 against an exact scan of the same table (target >= 0.95), on the
-  random vectors (the worst case: no structure) and, with ``--real-vectors
-  MEMORY.db``, on a real embedder's vectors; and a filtered search's result
-  count (never fewer than 10 while 10 match);
+- HNSW recall@10 against an exact scan of the same table (target >= 0.95): through
+  the engine's search path (the size rule decides), and of the index itself per
+  ``ef_search``; with ``--real-vectors MEMORY.db``, on a real embedder's vectors
+  too; and a filtered search's result count (never fewer than 10 while 10 match);
+- the size rule's crossover: an exact scan of n chunks (a filter on n/1000
+  sources; n = all: unfiltered) against an HNSW search of the whole table;
 - 8 writer processes x 1,000 writes on each engine: errors and lost rows (must be
   0 and 0) and the wall time.
 
 Run: ``.venv/bin/python -m benchmarks.bench_postgres`` (``--quick``: 10k chunks,
-8 x 200 writes; ``--sizes 100000``; ``--writers 8 --writes 1000``).
+8 x 200 writes; ``--sizes 100000``; ``--writers 8 --writes 1000``; ``--live 5000``).
 """
 
 from __future__ import annotations
@@ -42,10 +48,16 @@ from typing import Any
 import numpy as np
 
 from benchmarks.bench_quality import EVAL_DIR
-from benchmarks.bench_store import corpus, ingest
+from benchmarks.bench_store import PER_SOURCE, Transactions, corpus, ingest
 from benchmarks.harness import SeededEmbedder, per_query_ms
 from remembrances import Chunk, Store
+from remembrances.memory_copy import copy_memory
 from remembrances.storage.filters import ChunkFilter
+
+#: hnsw.ef_search values whose recall and latency are measured on the index itself.
+EF_SEARCHES = [40, 100, 200, 400, 1000]
+#: Chunk counts whose exact scan is timed against the index (the size rule's crossover).
+EXACT_SIZES = [1_000, 5_000, 10_000, 20_000, 50_000, 100_000]
 
 
 def start_server(folder: str) -> Any:
@@ -68,22 +80,89 @@ def latencies(store: Store, queries: list[str], prefix: str) -> dict[str, float]
     return out
 
 
-def recall(store: Store, queries: list[str], embedder: SeededEmbedder) -> dict[str, float]:
-    """HNSW top-10 (as the store's vector mode asks for it) against an exact scan."""
+def index_top(tx: Any, vector: np.ndarray[Any, Any], ef_search: int, k: int = 10) -> set[int]:
+    """The HNSW index's top ``k`` at ``ef_search`` (an unfiltered ORDER BY ... LIMIT,
+    which the planner answers with the index)."""
+    tx.execute("SELECT set_config('hnsw.ef_search', ?, true)", (str(ef_search),))
+    found = tx.execute(
+        "SELECT c.id AS id FROM chunks c WHERE c.embedding IS NOT NULL "
+        "ORDER BY c.embedding <=> ? LIMIT ?",
+        (vector, k),
+    )
+    return {int(r[0]) for r in found}
+
+
+def ef_sweep(
+    tx: Any, vectors: list[np.ndarray[Any, Any]], exact: list[set[int]], efs: list[int]
+) -> list[dict[str, float]]:
+    """Recall@10 against ``exact`` and median latency of the index at each ``ef_search``."""
+    rows = []
+    for ef in efs:
+        got = [index_top(tx, v, ef) for v in vectors]
+        ms = per_query_ms(lambda q, ef=ef: index_top(tx, vectors[q], ef), len(vectors))
+        found = np.mean([len(g & e) / 10 for g, e in zip(got, exact, strict=True)])
+        rows.append({"ef_search": ef, "recall_at_10": float(found), "index_ms": round(ms, 2)})
+    return rows
+
+
+def recall(store: Store, queries: list[str], embedder: SeededEmbedder) -> dict[str, Any]:
+    """Top-10 through the engine's vector leg (the size rule decides: exact or the
+    index) and through the index alone, against an exact scan; and the fewest
+    results of a filtered top-10, by either path."""
     engine: Any = store.engine
-    found, filtered = [], []
+    vectors = [np.asarray(embedder.embed_query(t), dtype=np.float32) for t in queries]
+    rule = engine.exact_below
+    found: list[float] = []
+    forced: list[float] = []
+    filtered: list[int] = []
     with store.snapshot() as tx:
-        for text in queries:
-            vector = np.asarray(embedder.embed_query(text), dtype=np.float32)
-            approx = engine.vector_leg(tx, vector, 10, ChunkFilter(), exact=False)
-            exact = engine.vector_leg(tx, vector, 10, ChunkFilter(), exact=True)
-            found.append(len({i for i, _ in approx} & {i for i, _ in exact}) / 10)
-            # 1 chunk in 100 has shard 7: far fewer than the index's candidate list.
-            hits = engine.vector_leg(
-                tx, vector, 10, ChunkFilter.of(where={"shard": 7}), exact=False
+        for vector in vectors:
+            exact = {i for i, _ in engine.vector_leg(tx, vector, 10, ChunkFilter(), exact=True)}
+            for limit, into in ((rule, found), (0, forced)):
+                engine.exact_below = limit  # 0: always the index first
+                approx = engine.vector_leg(tx, vector, 10, ChunkFilter())
+                into.append(len({i for i, _ in approx} & exact) / 10)
+                # 1 chunk in 100 has shard 7: far fewer than the index's candidate list.
+                hits = engine.vector_leg(tx, vector, 10, ChunkFilter.of(where={"shard": 7}))
+                filtered.append(len(hits))
+            engine.exact_below = rule
+    return {
+        "engine_recall_at_10": float(np.mean(found)),
+        "hnsw_recall_at_10": float(np.mean(forced)),
+        "filtered_min_results": min(filtered),
+        "exact_below": rule,
+    }
+
+
+def crossover(
+    store: Store, queries: list[str], embedder: SeededEmbedder, sizes: list[int]
+) -> dict[str, Any]:
+    """The size rule's measurement: the engine's exact scan of n chunks (those of the
+    first n/1000 sources, by filter; all of them unfiltered) against the HNSW index
+    over the whole table at each ``ef_search`` (its recall too)."""
+    engine: Any = store.engine
+    vectors = [np.asarray(embedder.embed_query(t), dtype=np.float32) for t in queries]
+    out: dict[str, Any] = {"exact": [], "index": []}
+    with store.snapshot() as tx:
+        total = int(tx.execute("SELECT count(*) AS n FROM chunks").scalar())
+        sources = [
+            str(r[0])
+            for r in tx.execute(
+                "SELECT source, min(id) AS first FROM chunks GROUP BY source ORDER BY first"
             )
-            filtered.append(len(hits))
-    return {"hnsw_recall_at_10": float(np.mean(found)), "filtered_min_results": min(filtered)}
+        ]
+        for n in [s for s in sizes if s < total] + [total]:
+            where = (
+                ChunkFilter() if n >= total else ChunkFilter.of(source=sources[: n // PER_SOURCE])
+            )
+            ms = per_query_ms(lambda q, w=where: engine._exact(tx, vectors[q], 10, w), len(vectors))
+            out["exact"].append({"chunks": n, "exact_ms": round(ms, 2)})
+            print(json.dumps({"exact_scan": out["exact"][-1]}), flush=True)
+        exact = [{i for i, _ in engine._exact(tx, v, 10, ChunkFilter())} for v in vectors]
+        out["index"] = ef_sweep(tx, vectors, exact, EF_SEARCHES)
+        out["index_chunks"] = total
+    print(json.dumps({"crossover": out}), flush=True)
+    return out
 
 
 def real_recall(server_url: str, memory_file: Path, queries: int = 50) -> dict[str, Any]:
@@ -107,8 +186,7 @@ def real_recall(server_url: str, memory_file: Path, queries: int = 50) -> dict[s
     target = Store(memory_url(server_url, "bench_real"))
     try:
         engine = target.engine
-        with engine.write() as tx:
-            engine.create_vector_table(tx, matrix.shape[1], fill=False)
+        with engine.write() as tx:  # the chunks first, then one index build
             engine.insert_chunks(
                 tx,
                 [
@@ -119,12 +197,19 @@ def real_recall(server_url: str, memory_file: Path, queries: int = 50) -> dict[s
                     if i not in held
                 ],
             )
+            engine.create_vector_table(tx, matrix.shape[1], fill=True)
+            tx.execute("ANALYZE chunks")
+        engine.exact_below = 0  # the index itself, whatever the memory's size
         found = []
         with engine.read() as tx:
-            for i in sorted(held):
-                approx = engine.vector_leg(tx, matrix[i], 10, ChunkFilter(), exact=False)
-                exact = engine.vector_leg(tx, matrix[i], 10, ChunkFilter(), exact=True)
-                found.append(len({a for a, _ in approx} & {e for e, _ in exact}) / 10)
+            asked = [matrix[i] for i in sorted(held)]
+            exact = []
+            for vector in asked:
+                approx = engine.vector_leg(tx, vector, 10, ChunkFilter(), exact=False)
+                best = engine.vector_leg(tx, vector, 10, ChunkFilter(), exact=True)
+                exact.append({e for e, _ in best})
+                found.append(len({a for a, _ in approx} & exact[-1]) / 10)
+            sweep = ef_sweep(tx, asked, exact, EF_SEARCHES)
     finally:
         target.close()
     return {
@@ -132,6 +217,7 @@ def real_recall(server_url: str, memory_file: Path, queries: int = 50) -> dict[s
         "chunks": len(matrix) - len(held),
         "queries": len(held),
         "hnsw_recall_at_10": float(np.mean(found)),
+        "index": sweep,
     }
 
 
@@ -246,32 +332,18 @@ def scifact(server_url: str, memory_file: Path, workdir: Path, eval_dir: Path) -
 
     from remembrances.embeddings import create
     from remembrances.evaluation import load_beir, rankings_for, score_rankings
-    from remembrances.storage.engine import NewChunk
 
     data = load_beir(eval_dir / "scifact", split="test")
     local = workdir / "scifact.db"
     copying.copy(memory_file, local)
+    location = memory_url(server_url, "bench_scifact")
+    copy_memory(local, location)  # chunks and vectors as they are: nothing re-embedded
     embedder = create("local")
     out: dict[str, Any] = {"queries": len(data.queries)}
     sqlite = Store(local, embedder=embedder)
-    postgres = Store(memory_url(server_url, "bench_scifact"), embedder=embedder)
+    postgres = Store(location, embedder=embedder)
     try:
-        with sqlite.snapshot() as tx:
-            rows = tx.execute(
-                "SELECT kind, collection, source, position, text, metadata, content_hash, "
-                "embed_text, ts, created_at, embedding FROM chunks c ORDER BY c.id"
-            ).fetchall()
-        engine: Any = postgres.engine
-        for start in range(0, len(rows), 1000):
-            with postgres.transaction() as tx:
-                engine.insert_chunks(
-                    tx,
-                    [
-                        NewChunk(*r[:10], bytes(r[10]) if r[10] else None)
-                        for r in rows[start : start + 1000]
-                    ],
-                )
-        out["chunks"] = len(rows)
+        out["chunks"] = postgres.count()
         for name, store in (("sqlite", sqlite), ("postgres", postgres)):
             for mode in ("text", "vector", "hybrid"):
                 ranks = rankings_for(
@@ -324,28 +396,68 @@ def writers(location: str, processes: int, writes: int) -> dict[str, Any]:
     }
 
 
+def renamed(transactions: Transactions, prefix: str) -> Transactions:
+    """The same chunks under other source names (a slice appended, not replacing)."""
+    return [[(prefix + source, prepared) for source, prepared in txn] for txn in transactions]
+
+
+def bulk_copy(sqlite_file: Path, location: str) -> dict[str, float]:
+    """``remembrances copy`` into PostgreSQL, timed; the time after the last chunk
+    batch is the HNSW build (and the commit)."""
+    marks: list[float] = []
+    start = time.perf_counter()
+    copy_memory(sqlite_file, location, progress=lambda *_: marks.append(time.perf_counter()))
+    end = time.perf_counter()
+    return {"copy_s": end - start, "index_build_s": end - (marks[-1] if marks else start)}
+
+
+def run_size(args: argparse.Namespace, n: int, server_url: str, workdir: Path) -> dict[str, Any]:
+    transactions, queries, _ = corpus(n, shards=True)
+    live, _, _ = corpus(args.live, seed=6, shards=True) if args.live else ([], [], None)
+    live = renamed(live, "live-")
+    seeded = SeededEmbedder()
+    embedder = SeededEmbedder(table={t: seeded.embed_query(t) for t in queries})
+    out: dict[str, Any] = {"n": n, "load_average_start": os.getloadavg()}
+    sqlite_file = workdir / f"bench-{n}.db"
+    location = memory_url(server_url, f"bench_{n}")
+    sqlite = Store(sqlite_file, embedder=embedder)
+    postgres: Store | None = None
+    try:
+        out["sqlite_ingest_per_s"] = n / ingest(sqlite, transactions)
+        copied = bulk_copy(sqlite_file, location)
+        out["postgres_copy_per_s"] = n / copied["copy_s"]
+        out["postgres_index_build_s"] = copied["index_build_s"]
+        out["postgres_copy_s"] = copied["copy_s"]
+        print(json.dumps(out), flush=True)
+        postgres = Store(location, embedder=embedder)
+        with postgres.transaction() as tx:  # fresh planner statistics after a bulk load
+            tx.execute("ANALYZE chunks")
+        out.update(latencies(sqlite, queries, "sqlite"))
+        out.update(latencies(postgres, queries, "postgres"))
+        for mode in ("vector", "text", "hybrid"):
+            out[f"{mode}_pg_over_sqlite"] = out[f"postgres_{mode}_ms"] / out[f"sqlite_{mode}_ms"]
+        print(json.dumps(out), flush=True)
+        out.update(recall(postgres, queries, embedder))
+        print(json.dumps(out), flush=True)
+        if args.crossover:
+            out["crossover"] = crossover(postgres, queries, embedder, EXACT_SIZES)
+        if live:  # day-to-day writes: every index live, into the loaded memory
+            out["live_chunks"] = args.live
+            out["sqlite_live_per_s"] = args.live / ingest(sqlite, live)
+            out["postgres_live_per_s"] = args.live / ingest(postgres, live)
+            out["live_pg_over_sqlite"] = out["postgres_live_per_s"] / out["sqlite_live_per_s"]
+        out["load_average_end"] = os.getloadavg()
+    finally:
+        sqlite.close()
+        if postgres is not None:
+            postgres.close()
+    return out
+
+
 def run(args: argparse.Namespace, server_url: str, workdir: Path) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for n in args.sizes:
-        transactions, queries, _ = corpus(n, shards=True)
-        seeded = SeededEmbedder()
-        embedder = SeededEmbedder(table={t: seeded.embed_query(t) for t in queries})
-        out: dict[str, Any] = {"n": n}
-        sqlite = Store(workdir / f"bench-{n}.db", embedder=embedder)
-        postgres = Store(memory_url(server_url, f"bench_{n}"), embedder=embedder)
-        try:
-            out["sqlite_ingest_per_s"] = n / ingest(sqlite, transactions)
-            out["postgres_ingest_per_s"] = n / ingest(postgres, transactions)
-            with postgres.transaction() as tx:  # fresh planner statistics after a bulk load
-                tx.execute("ANALYZE chunks")
-            out.update(latencies(sqlite, queries, "sqlite"))
-            out.update(latencies(postgres, queries, "postgres"))
-            out.update(recall(postgres, queries, embedder))
-        finally:
-            sqlite.close()
-            postgres.close()
-        for mode in ("vector", "text", "hybrid"):
-            out[f"{mode}_pg_over_sqlite"] = out[f"postgres_{mode}_ms"] / out[f"sqlite_{mode}_ms"]
+        out = run_size(args, n, server_url, workdir)
         print(json.dumps(out), flush=True)
         results[str(n)] = out
     if args.real_vectors:
@@ -382,6 +494,15 @@ def main() -> int:
     parser.add_argument("--writers", type=int, default=8, help="writer processes (0: skip)")
     parser.add_argument("--writes", type=int, help="writes per process (default 1000)")
     parser.add_argument("--url", help="a PostgreSQL server to use instead of pgserver")
+    parser.add_argument(
+        "--live", type=int, default=5000, help="chunks appended with every index live (0: skip)"
+    )
+    parser.add_argument(
+        "--no-crossover",
+        dest="crossover",
+        action="store_false",
+        help="skip the size rule's exact-scan-against-index measurement",
+    )
     parser.add_argument(
         "--eval", type=Path, default=EVAL_DIR, help="the eval sets' folder (for --scifact)"
     )

@@ -1,16 +1,19 @@
 """The PostgreSQL engine behind :class:`~remembrances.store.Store`: tsvector and pgvector.
 
 What it does differently from the SQLite engine, and why:
-- Vector leg: pgvector's HNSW index (cosine). Unfiltered, it asks the index for
-  the pool with ``hnsw.ef_search`` at least twice the pool. Filtered, pgvector
-  0.6 has no iterative index scan (0.8 added it): an index scan filters the
-  ``ef_search`` nearest rows *after* the search and can return fewer than asked.
-  So a filtered search first asks the index for its widest candidate list
-  (``ef_search`` = 1000) with the filter applied, and when that yields fewer than
-  the pool, falls back to an exact scan of the rows the filter allows (adaptive
-  over-fetching, then exact): a filter never returns fewer than ``pool`` while
-  that many chunks match, broad filters stay on the index, narrow ones are
-  exact and cheap because few rows match.
+- Vector leg: an exact scan when the chunks it may return are few, pgvector's
+  HNSW index (cosine) above that (the size rule, :attr:`PostgresEngine.exact_below`):
+  an exact scan's cost grows with the rows it reads, an index search's barely
+  with the table, and below the measured crossover the exact scan is both
+  faster and exact. The count is the memory's chunk total (kept by trigger,
+  O(1)); for a filtered search in a larger memory, the rows the filter allows,
+  counted up to the threshold. Above it: pgvector 0.6 has no iterative index
+  scan (0.8 added it), so an index scan filters the ``ef_search`` nearest rows
+  *after* the search and can return fewer than asked. The index is asked with
+  its widest candidate list (``ef_search`` = 1000) and the filter applied, and
+  when that yields fewer than the pool, the rows the filter allows are scanned
+  exactly (adaptive over-fetching, then exact): a filter never returns fewer
+  than ``pool`` while that many chunks match.
 - Text leg: ``tsv @@ to_tsquery(...)`` with a query built from tokens
   (:mod:`.tsquery`), ranked by ``ts_rank`` (not BM25: PostgreSQL has none). The
   fused score does not use that rank: like SQLite's, it uses the word coverage
@@ -49,6 +52,16 @@ from .tsquery import any_words, fold
 #: It costs latency: 15x the index scan at 100 in that run (docs/scale-out.md).
 EF_SEARCH = 1000
 EF_SEARCH_MAX = 1000
+#: The size rule: a vector leg over at most this many chunks scans them exactly
+#: (PostgresEngine.exact_below). Chosen from the crossover bench_postgres measures
+#: (docs/scale-out.md, "The size rule").
+EXACT_BELOW = 50_000
+#: The HNSW build's working memory, per vector (bytes: the vector and its graph
+#: links; pgvector's notice put 28,371 tuples of 384 dims in 64 MB) and at most in
+#: all. A graph that outgrows ``maintenance_work_mem`` is finished on disk: 50k
+#: vectors took 233 s at 64 MB (PostgreSQL's default) and 95 s at 512 MB.
+BUILD_BYTES_PER_VECTOR_EXTRA = 1024
+BUILD_MEMORY_MAX = 1 << 30
 #: A word in more than this share of the chunks is "common" to the text leg (text_leg).
 COMMON_SHARE = 0.05
 #: Rows per multi-row INSERT (one trigger run and one round trip per batch).
@@ -84,6 +97,10 @@ class PostgresEngine:
         """
         self.db = PostgresDatabase(url, read_only=read_only)
         self.create = create
+        #: A vector leg whose candidate chunks (the memory's, or the filter's) number
+        #: at most this many scans them exactly; above it, it asks the HNSW index.
+        #: 0: always the index (with the exact fallback for starved filters).
+        self.exact_below = EXACT_BELOW
 
     # -- connections and transactions --------------------------------------------
 
@@ -171,8 +188,27 @@ class PostgresEngine:
         return found is not None
 
     def create_vector_table(self, tx: Transaction, dim: int, *, fill: bool) -> None:
-        # The column is the vectors' only home, so there is nothing to fill.
+        # The column is the vectors' only home, so there is nothing to fill; the
+        # index is built over the vectors already there.
+        self._build_memory(tx, dim)
         tx.execute(vector_script(dim))
+
+    @staticmethod
+    def _build_memory(tx: Transaction, dim: int) -> None:
+        """Let this transaction's HNSW build hold its whole graph in memory
+        (``SET LOCAL``: never less than the server's setting, at most 1 GB)."""
+        vectors = int(tx.execute("SELECT count(embedding) AS n FROM chunks").scalar())
+        wanted = min(vectors * (4 * dim + BUILD_BYTES_PER_VECTOR_EXTRA), BUILD_MEMORY_MAX)
+        current = int(
+            tx.execute(
+                "SELECT setting::bigint * 1024 AS n FROM pg_settings "
+                "WHERE name = 'maintenance_work_mem'"
+            ).scalar()
+        )
+        if wanted > current:
+            tx.execute(
+                "SELECT set_config('maintenance_work_mem', ?, true)", (f"{wanted // 1024}kB",)
+            )
 
     def switch_vectors(self, tx: Transaction, embedder: str, dim: int) -> None:
         tx.execute(drop_vector_index_script())
@@ -186,6 +222,7 @@ class PostgresEngine:
             "UPDATE chunks SET embedding = ? WHERE id = ?",
             [(_vector(bytes(r["embedding"])), r["id"]) for r in cached],
         )
+        self._build_memory(tx, dim)
         tx.execute(vector_script(dim))
 
     # -- chunk writes -------------------------------------------------------------
@@ -252,7 +289,7 @@ class PostgresEngine:
         exact: bool = False,
     ) -> Candidates:
         vector = np.asarray(query, dtype=np.float32)
-        if exact:
+        if exact or self._few_candidates(tx, where):
             return self._exact(tx, vector, pool, where)
         unfiltered = bool(where.unfiltered)
         ef_search = EF_SEARCH if unfiltered else EF_SEARCH_MAX
@@ -271,6 +308,27 @@ class PostgresEngine:
             # removed too many of the index's candidates. Only an exact scan knows.
             return self._exact(tx, vector, pool, where)
         return hits
+
+    def _few_candidates(self, tx: Transaction, where: ChunkFilter) -> bool:
+        """The size rule: whether at most ``exact_below`` chunks can be returned.
+
+        The memory's chunk total first (trigger-kept, one row; chunks waiting for a
+        vector count too, so it is an upper bound); for a filter in a larger memory,
+        the rows it allows, counted no further than the threshold.
+        """
+        limit = self.exact_below
+        total = tx.execute("SELECT chunks FROM text_totals").scalar()
+        if total is None or int(total) <= limit:
+            return True
+        if where.unfiltered:
+            return False
+        sql, params = where.sql("postgresql")
+        allowed = tx.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM chunks c "
+            f"WHERE c.embedding IS NOT NULL AND {sql} LIMIT ?) allowed",
+            (*params, limit + 1),
+        ).scalar()
+        return int(allowed) <= limit
 
     def _exact(
         self, tx: Transaction, vector: np.ndarray[Any, Any], pool: int, where: ChunkFilter
@@ -518,6 +576,7 @@ class PostgresEngine:
             problems.append("the HNSW vector index is missing: vector searches scan every row")
         report.problems.extend(problems)
         if problems and repair:
+            self._build_memory(tx, dim)
             tx.execute(vector_script(dim))
             report.repaired.extend(problems)
 

@@ -12,11 +12,12 @@ import pytest
 from remembrances import Chunk, Store
 from remembrances.embeddings import HashEmbedder
 from remembrances.embeddings.base import to_blob
-from remembrances.postgres.engine import PostgresEngine
+from remembrances.postgres.engine import EXACT_BELOW, PostgresEngine
 from remembrances.storage.engine import NewChunk
 from remembrances.storage.filters import ChunkFilter
 from remembrances.storage.search import chunk_rows
 from remembrances.storage.text_match import text_match as sqlite_text_match
+from remembrances.storage.transaction import Transaction
 
 DIM = 8
 
@@ -72,7 +73,13 @@ def test_inserted_chunks_read_back_with_their_ids(engine: PostgresEngine) -> Non
         assert np.array_equal(back[chunk_id], vectors[i])  # float32 in, the same float32 out
 
 
-def test_vector_leg_ranks_by_cosine_and_filters_never_starve(engine: PostgresEngine) -> None:
+@pytest.mark.parametrize("exact_below", [0, EXACT_BELOW], ids=["index", "size-rule"])
+def test_vector_leg_ranks_by_cosine_and_filters_never_starve(
+    engine: PostgresEngine, exact_below: int
+) -> None:
+    # 0: every search asks the HNSW index first (the path of memories above the
+    # threshold); the default: this small memory is scanned exactly.
+    engine.exact_below = exact_below
     # More chunks than the index's widest candidate list (ef_search 1000), 5 "rare".
     vectors = _unit(2500)
     kinds = ["rare" if i % 500 == 0 else "kb" for i in range(2500)]
@@ -98,6 +105,60 @@ def test_vector_leg_ranks_by_cosine_and_filters_never_starve(engine: PostgresEng
         exact_hits = engine.vector_leg(tx, query, 10, ChunkFilter(), exact=True)
         want = [ids[i] for i in np.argsort(-exact, kind="stable")[:10]]
         assert [i for i, _ in exact_hits] == want
+
+
+def _index_scans(tx: Transaction) -> int:
+    """Scans of the HNSW index in this transaction so far (the server's own counter)."""
+    return int(
+        tx.execute(
+            "SELECT pg_stat_get_xact_numscans(to_regclass('chunks_embedding')) AS n"
+        ).scalar()
+    )
+
+
+def test_size_rule_scans_few_candidates_exactly_and_asks_the_index_above(
+    engine: PostgresEngine,
+) -> None:
+    vectors = _unit(2500, seed=4)
+    kinds = ["rare" if i % 500 == 0 else "kb" for i in range(2500)]
+    with engine.write() as tx:
+        ids = engine.insert_chunks(tx, _chunks(vectors, kinds=kinds))
+        tx.execute("ANALYZE chunks")  # the planner must know the table is big enough
+    query = vectors[11]
+    exact_top = [ids[i] for i in np.argsort(-(vectors @ query), kind="stable")[:10]]
+
+    def scans(where: ChunkFilter) -> tuple[int, list[int]]:
+        with engine.read() as tx:
+            before = _index_scans(tx)
+            hits = engine.vector_leg(tx, query, 10, where)
+            return _index_scans(tx) - before, [i for i, _ in hits]
+
+    engine.exact_below = 1000  # the memory (2,500 chunks) is above the threshold
+    used, top = scans(ChunkFilter())
+    assert used >= 1 and len(top) == 10
+    used, _ = scans(ChunkFilter.of(kind="kb"))  # 2,495 allowed: still above
+    assert used >= 1
+    used, rare = scans(ChunkFilter.of(kind="rare"))  # 5 allowed: exact, no index scan
+    assert used == 0 and sorted(rare) == sorted(ids[i] for i in range(0, 2500, 500))
+    engine.exact_below = 2500  # the whole memory is at the threshold: exact
+    used, top = scans(ChunkFilter())
+    assert used == 0 and top == exact_top
+
+
+def test_the_index_build_gets_memory_for_its_whole_graph(engine: PostgresEngine) -> None:
+    with engine.write() as tx:
+        engine.insert_chunks(tx, _chunks(_unit(2000)))
+        tx.execute("DROP INDEX chunks_embedding")
+        tx.execute("SET LOCAL maintenance_work_mem = '1MB'")  # a server set too low
+        engine.create_vector_table(tx, DIM, fill=True)
+        assert engine.has_vector_table(tx)
+        # 2,000 vectors x (4 x 8 bytes + 1,024 for the graph): raised for this build.
+        assert tx.execute("SHOW maintenance_work_mem").scalar() == f"{2000 * 1056 // 1024}kB"
+    with engine.write() as tx:
+        tx.execute("DROP INDEX chunks_embedding")
+        tx.execute("SET LOCAL maintenance_work_mem = '64MB'")  # enough: left as it is
+        engine.create_vector_table(tx, DIM, fill=True)
+        assert tx.execute("SHOW maintenance_work_mem").scalar() == "64MB"
 
 
 CORPUS = [
