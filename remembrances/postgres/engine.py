@@ -97,10 +97,14 @@ class PostgresEngine:
         """
         self.db = PostgresDatabase(url, read_only=read_only)
         self.create = create
+        target = self.db.target
         #: A vector leg whose candidate chunks (the memory's, or the filter's) number
         #: at most this many scans them exactly; above it, it asks the HNSW index.
         #: 0: always the index (with the exact fallback for starved filters).
-        self.exact_below = EXACT_BELOW
+        self.exact_below = EXACT_BELOW if target.exact_below is None else target.exact_below
+        #: ``hnsw.ef_search`` of an unfiltered index search (a filtered one asks for
+        #: the widest list, EF_SEARCH_MAX); the URL's ``ef_search`` sets it.
+        self.ef_search = EF_SEARCH if target.ef_search is None else target.ef_search
 
     # -- connections and transactions --------------------------------------------
 
@@ -292,7 +296,7 @@ class PostgresEngine:
         if exact or self._few_candidates(tx, where):
             return self._exact(tx, vector, pool, where)
         unfiltered = bool(where.unfiltered)
-        ef_search = EF_SEARCH if unfiltered else EF_SEARCH_MAX
+        ef_search = self.ef_search if unfiltered else EF_SEARCH_MAX
         sql, params = where.sql("postgresql")
         # A read-only transaction may still SET LOCAL: the setting ends with it.
         tx.execute("SELECT set_config('hnsw.ef_search', ?, true)", (str(ef_search),))

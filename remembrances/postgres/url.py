@@ -2,8 +2,11 @@
 
 Several memories share one database, one schema each. The schema is named by the
 URL's ``memory`` query parameter (``postgresql://user@host/db?memory=team_notes``);
-without it the memory is the schema ``remembrances``. Every other URL parameter is
-libpq's (``sslmode``, ``host=/socket/dir``, ...) and is passed through unchanged.
+without it the memory is the schema ``remembrances``. Two more parameters tune the
+vector search (docs/scale-out.md): ``ef_search`` (1-1000, the HNSW candidate list
+of an unfiltered search) and ``exact_below`` (the size rule's threshold, in
+chunks). Every other URL parameter is libpq's (``sslmode``, ``host=/socket/dir``,
+...) and is passed through unchanged.
 """
 
 from __future__ import annotations
@@ -20,6 +23,23 @@ DEFAULT_MEMORY = "remembrances"
 #: at most 63 bytes; ``pg_`` is reserved for the system's schemas.
 _MEMORY_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _RESERVED = frozenset({"public", "information_schema"})
+#: Our own parameters (never passed to libpq): name -> (least, most) allowed.
+TUNING = {"ef_search": (1, 1000), "exact_below": (0, 2**62)}
+
+
+def _tuning(query: list[tuple[str, str]]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for key, value in query:
+        if key not in TUNING:
+            continue
+        least, most = TUNING[key]
+        if key in found or not value.isdigit() or not least <= int(value) <= most:
+            raise InvalidInputError(
+                f"the URL's {key}={value!r} cannot be used: give it once, a whole number "
+                f"from {least} to {most}"
+            )
+        found[key] = int(value)
+    return found
 
 
 def is_postgres_url(location: object) -> bool:
@@ -40,6 +60,10 @@ class PostgresTarget:
     schema: str
     #: The URL as messages show it: no password.
     display: str
+    #: ``hnsw.ef_search`` of an unfiltered index search (None: the engine's default).
+    ef_search: int | None = None
+    #: The size rule's threshold in chunks (None: the engine's default).
+    exact_below: int | None = None
 
     @classmethod
     def parse(cls, url: str) -> PostgresTarget:
@@ -59,7 +83,10 @@ class PostgresTarget:
                 "lower-case letters, digits and _ (at most 63, not starting with a digit "
                 "or pg_, not public)"
             )
-        rest = urllib.parse.urlencode([(k, v) for k, v in query if k != "memory"])
+        tuning = _tuning(query)
+        rest = urllib.parse.urlencode(
+            [(k, v) for k, v in query if k != "memory" and k not in TUNING]
+        )
         conninfo = urllib.parse.urlunsplit(parts._replace(query=rest))
         netloc = parts.netloc
         if "@" in netloc:
@@ -72,4 +99,4 @@ class PostgresTarget:
         )
         if not memories:
             shown += ("&" if kept else "?") + f"memory={schema}"
-        return cls(conninfo=conninfo, schema=schema, display=shown)
+        return cls(conninfo=conninfo, schema=schema, display=shown, **tuning)

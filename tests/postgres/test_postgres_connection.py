@@ -49,6 +49,19 @@ def test_url_names_the_memory_and_hides_the_password() -> None:
         PostgresTarget.parse("postgresql://h/db?memory=a&memory=b")
 
 
+def test_url_tunes_the_vector_search_and_keeps_it_from_libpq() -> None:
+    target = PostgresTarget.parse("postgresql://h/db?memory=m&ef_search=100&exact_below=0")
+    assert (target.ef_search, target.exact_below) == (100, 0)
+    assert target.conninfo == "postgresql://h/db"  # libpq would refuse them
+    assert "ef_search=100" in target.display and "exact_below=0" in target.display
+    assert PostgresTarget.parse("postgresql://h/db").ef_search is None
+    for bad in ("ef_search=0", "ef_search=1001", "ef_search=x", "exact_below=-1", "ef_search="):
+        with pytest.raises(InvalidInputError, match="whole number"):
+            PostgresTarget.parse(f"postgresql://h/db?{bad}")
+    with pytest.raises(InvalidInputError, match="once"):
+        PostgresTarget.parse("postgresql://h/db?ef_search=10&ef_search=20")
+
+
 def test_pgvector_is_installed_with_hnsw(database: PostgresDatabase) -> None:
     with database.write() as tx:
         tx.execute(vector_script(3))

@@ -145,6 +145,24 @@ def test_size_rule_scans_few_candidates_exactly_and_asks_the_index_above(
     assert used == 0 and top == exact_top
 
 
+def test_the_url_sets_ef_search_and_the_threshold(postgres_url: str) -> None:
+    made = PostgresEngine(f"{postgres_url}&ef_search=100&exact_below=0")
+    try:
+        made.prepare_schema()
+        vectors = _unit(50)
+        with made.write() as tx:
+            made.create_vector_table(tx, DIM, fill=False)
+            made.insert_chunks(tx, _chunks(vectors))
+        assert made.exact_below == 0
+        with made.read() as tx:
+            assert len(made.vector_leg(tx, vectors[0], 10, ChunkFilter())) == 10
+            assert tx.execute("SHOW hnsw.ef_search").scalar() == "100"
+            made.vector_leg(tx, vectors[0], 10, ChunkFilter.of(kind="kb"))
+            assert tx.execute("SHOW hnsw.ef_search").scalar() == "1000"  # filtered: widest
+    finally:
+        made.close()
+
+
 def test_the_index_build_gets_memory_for_its_whole_graph(engine: PostgresEngine) -> None:
     with engine.write() as tx:
         engine.insert_chunks(tx, _chunks(_unit(2000)))
