@@ -163,6 +163,46 @@ def test_the_url_sets_ef_search_and_the_threshold(postgres_url: str) -> None:
         made.close()
 
 
+def test_vectors_stay_in_the_row(postgres_url: str) -> None:
+    """384-dim vectors with their text make rows above 2 kB: none may go to the TOAST
+    table (an exact scan would fetch each through its index)."""
+    made = PostgresEngine(postgres_url)
+    try:
+        made.prepare_schema()
+        rng = np.random.default_rng(2)
+        words = " ".join(f"word{i}" for i in range(60))  # ~600 bytes of text and words
+        with made.write() as tx:
+            made.create_vector_table(tx, 384, fill=False)
+            made.insert_chunks(
+                tx,
+                [
+                    NewChunk(
+                        "kb",
+                        "d",
+                        f"s{i}",
+                        0,
+                        f"{words} {i}",
+                        "{}",
+                        f"h{i}",
+                        None,
+                        None,
+                        0.0,
+                        to_blob(rng.standard_normal(384).astype(np.float32)),
+                    )
+                    for i in range(200)
+                ],
+            )
+            row = tx.execute("SELECT avg(pg_column_size(c.*)) AS n FROM chunks c").scalar()
+            toast = tx.execute(
+                "SELECT pg_relation_size(reltoastrelid) AS n FROM pg_class WHERE oid = "
+                "to_regclass('chunks')"
+            ).scalar()
+        assert float(row) > 2100  # above PostgreSQL's usual TOAST threshold
+        assert toast == 0
+    finally:
+        made.close()
+
+
 def test_the_index_build_gets_memory_for_its_whole_graph(engine: PostgresEngine) -> None:
     with engine.write() as tx:
         engine.insert_chunks(tx, _chunks(_unit(2000)))
