@@ -419,7 +419,7 @@ def run_size(args: argparse.Namespace, n: int, server_url: str, workdir: Path) -
     embedder = SeededEmbedder(table={t: seeded.embed_query(t) for t in queries})
     out: dict[str, Any] = {"n": n, "load_average_start": os.getloadavg()}
     sqlite_file = workdir / f"bench-{n}.db"
-    location = memory_url(server_url, f"bench_{n}")
+    location = memory_url(server_url, f"bench_{n}") + "".join(f"&{p}" for p in args.memory_params)
     sqlite = Store(sqlite_file, embedder=embedder)
     postgres: Store | None = None
     try:
@@ -494,6 +494,12 @@ def main() -> int:
     parser.add_argument("--writers", type=int, default=8, help="writer processes (0: skip)")
     parser.add_argument("--writes", type=int, help="writes per process (default 1000)")
     parser.add_argument("--url", help="a PostgreSQL server to use instead of pgserver")
+    parser.add_argument(
+        "--memory-params",
+        nargs="*",
+        default=[],
+        help="URL parameters of the PostgreSQL memory, e.g. ef_search=100",
+    )
     parser.add_argument(
         "--live", type=int, default=5000, help="chunks appended with every index live (0: skip)"
     )
