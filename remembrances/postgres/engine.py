@@ -45,11 +45,11 @@ from .connection import PostgresDatabase, PostgresTransaction
 from .schema import STORE_MIGRATIONS, TEXT_CONFIG, drop_vector_index_script, vector_script
 from .tsquery import any_words, fold
 
-#: ``hnsw.ef_search`` for every index scan: pgvector's maximum (its default is 40).
-#: Measured at 20k random 384-dim vectors (m 16, ef_construction 64, bench_postgres
-#: --hnsw): recall@10 0.42 at 100, 0.81 at 400, 0.94 at 800, 0.96 at 1000 (the
-#: target is 0.95); real embeddings (SciFact, MiniLM) reach 1.00 already at 100.
-#: It costs latency: 15x the index scan at 100 in that run (docs/scale-out.md).
+#: ``hnsw.ef_search`` of an unfiltered index search: pgvector's maximum (its default
+#: is 40), the most recall where vectors have little structure. Random 384-dim
+#: vectors (m 16, ef_construction 64): recall@10 0.96 at 20k, 0.64 at 100k (0.11 at
+#: 100, at 1/7 of the latency); real embeddings (SciFact, MiniLM) reach 1.00 at 100.
+#: A memory's URL may set it (``?ef_search=100``; docs/scale-out.md).
 EF_SEARCH = 1000
 EF_SEARCH_MAX = 1000
 #: The size rule: a vector leg over at most this many chunks scans them exactly
