@@ -27,6 +27,18 @@ half of any code base (matching every query word lowered CoSQA dev's nDCG@10 fro
 too); a word the query marks as code is a precise reference (CoSQA's web queries
 mark none, so it is unchanged). Measured in benchmarks/RESULTS.md, "Development suite".
 
+Names abbreviate words: ``copy_add_param`` answers "add a query parameter", ``Config``
+"the configuration". A name's word of five letters or more counts as matching a query
+word it begins (``param`` / ``parameter``, ``config`` / ``configuration``); shorter
+ones (``add`` / ``address``, ``form`` / ``format``) say too little.
+
+A fifth number is the *enclosing match*: how much closer (in cosine) the chunk that
+encloses a symbol (a method's class, a top-level function's file) is to the question
+than the symbol's own chunk, when that chunk is among the candidates. A method's chunk
+holds its own code, not what its class is for: "estimate the remaining time of a
+progress bar" reads close to ``ProgressBar`` and only a little to its ``eta``; the
+method takes part of its class's closeness (``enclosing_weight`` / ``cosine_weight``).
+
 A long symbol is indexed as several parts, and a search showed each part as a
 hit of its own, so one long function could fill the top ten; hits are folded
 into their symbol (the best part stands for it).
@@ -65,6 +77,8 @@ _MODIFIERS = frozenset(
 )
 #: Languages whose parameters are written type first (``int count``): the name is last.
 _TYPE_FIRST = frozenset({"c", "cpp", "java", "csharp"})
+#: A name's word this long or longer also matches the query words it begins (abbreviations).
+ABBREVIATION_LETTERS = 5
 
 
 def identifier_words(text: str) -> list[str]:
@@ -94,9 +108,15 @@ def name_matches(store: Store, query: str, results: Sequence[SearchResult]) -> d
     stem_of = dict(zip(vocabulary, store.stems(vocabulary), strict=True))
     wanted = set(stem_of[t] for t in terms)
     return {
-        i: max(len(wanted & {stem_of[w] for w in words}) - 1, 0) / len(wanted)
+        i: max(len(_named_words(wanted, {stem_of[w] for w in words})) - 1, 0) / len(wanted)
         for i, words in named.items()
     }
+
+
+def _named_words(wanted: set[str], name: set[str]) -> set[str]:
+    """The query's stems that a name's stems hold, whole or abbreviated (``param``)."""
+    prefixes = [n for n in name if len(n) >= ABBREVIATION_LETTERS]
+    return {w for w in wanted if w in name or any(w.startswith(p) for p in prefixes)}
 
 
 def code_words(query: str) -> frozenset[str]:
@@ -182,17 +202,50 @@ def parameter_matches(query: str, results: Sequence[SearchResult]) -> dict[int, 
     return found
 
 
+def _scope(r: SearchResult) -> tuple[str, str, str | None] | None:
+    """The key of the chunk that encloses ``r``: a method's class, a function's file."""
+    meta = r.metadata
+    qualified = str(meta.get("qualified_name", ""))
+    if meta.get("kind") == "method" and "." in qualified:
+        return (r.collection, r.source, qualified.rsplit(".", 1)[0])
+    if meta.get("kind") == "function":
+        return (r.collection, r.source, None)
+    return None
+
+
+def enclosing_matches(results: Sequence[SearchResult]) -> dict[int, float]:
+    """Per method or function, how much closer (cosine) the chunk enclosing it (its
+    class, its file) is to the query than it is, when that chunk is among ``results``."""
+    closest: dict[tuple[str, str, str | None], float] = {}
+    for r in results:
+        kind = r.metadata.get("kind")
+        if kind in _CALLABLE:
+            continue
+        named = None if kind == "file" else str(r.metadata.get("qualified_name", ""))
+        key = (r.collection, r.source, named)
+        closest[key] = max(closest.get(key, 0.0), r.vector_score or 0.0)
+    found: dict[int, float] = {}
+    for r in results:
+        scope = _scope(r)
+        enclosing = closest.get(scope) if scope is not None else None
+        if enclosing is not None and enclosing > (r.vector_score or 0.0):
+            found[r.id] = enclosing - (r.vector_score or 0.0)
+    return found
+
+
 def rescored(store: Store, query: str, results: Sequence[SearchResult]) -> list[SearchResult]:
-    """Hybrid results scored with the name and parameter matches as well, best first."""
+    """Hybrid results scored with the name, parameter and enclosing matches, best first."""
     params = fusion.params_for(KIND)
     names = name_matches(store, query, results)
     parameters = parameter_matches(query, results)
+    enclosing = enclosing_matches(results)
     for r in results:
         r.score = params.score(
             r.vector_score or 0.0,
             r.text_score or 0.0,
             names.get(r.id, 0.0),
             parameters.get(r.id, 0.0),
+            enclosing.get(r.id, 0.0),
         )
     return sorted(results, key=lambda r: (-r.score, r.id))
 
