@@ -122,14 +122,14 @@ KIND_PARAMS: dict[str, FusionParams] = {
     # (benchmarks/results/devsuite.md, code/ranking.py). A parameter the query writes
     # as code (``*val*``, `timeout`) weighs as much: fitted on the same fit halves.
     # A method (function) whose class (file) reads closer to the question than itself
-    # takes 4 / 9.72 of the difference as cosine (its context): same fit halves.
+    # takes 6 / 9.72 of the difference as cosine (its context): same fit halves.
     "code": FusionParams(
         bias=-9.3,
         cosine_weight=9.72,
         text_weight=1.46,
         name_weight=2.0,
         parameter_weight=2.0,
-        enclosing_weight=4.0,
+        enclosing_weight=6.0,
     ),
 }
 

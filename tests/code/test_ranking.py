@@ -1,6 +1,6 @@
 """Code search ranks by what code has: the symbol's name, the parameters a query
-writes as code, closures kept with their function, one hit per symbol
-(remembrances/code/ranking.py, parsing/chunking.py)."""
+writes as code, the class or file around a symbol, closures kept with their
+function, one hit per symbol (remembrances/code/ranking.py, parsing/chunking.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,14 @@ import pytest
 import remembrances
 from remembrances import RemembrancesService, Store, fusion
 from remembrances.code import CodeIndexer
-from remembrances.code.ranking import code_words, identifier_words, name_matches, parameter_names
+from remembrances.code import CodeHit
+from remembrances.code.ranking import (
+    code_words,
+    enclosing_matches,
+    identifier_words,
+    name_matches,
+    parameter_names,
+)
 from remembrances.records import SearchResult
 
 HTTP_UTILS = '''\
@@ -69,6 +76,19 @@ def http_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Remembrances
         yield svc
 
 
+def enclosing(hit: CodeHit, hits: list[CodeHit]) -> float:
+    """How much closer the hit's class (a method's) or file (a function's) among ``hits``
+    is to the query than the hit: the enclosing match, read from the other hits."""
+    if hit.kind == "method":
+        scope = [h for h in hits if h.path == hit.path and h.qualified_name == hit.parent]
+    elif hit.kind == "function":
+        scope = [h for h in hits if h.path == hit.path and h.kind == "file"]
+    else:
+        return 0.0
+    closest = max((h.vector_score or 0.0 for h in scope), default=0.0)
+    return max(closest - (hit.vector_score or 0.0), 0.0)
+
+
 def test_a_question_whose_words_name_a_helper_finds_it_first(
     http_repo: RemembrancesService,
 ) -> None:
@@ -82,9 +102,13 @@ def test_a_question_whose_words_name_a_helper_finds_it_first(
     assert other.vector_score is not None and other.text_score is not None
     code = fusion.params_for("code")
     assert helper.score == pytest.approx(
-        code.score(helper.vector_score, helper.text_score, name=1 / 3)
+        code.score(
+            helper.vector_score, helper.text_score, 1 / 3, enclosing=enclosing(helper, hits)
+        )
     )
-    assert other.score == pytest.approx(code.score(other.vector_score, other.text_score))
+    assert other.score == pytest.approx(
+        code.score(other.vector_score, other.text_score, enclosing=enclosing(other, hits))
+    )
 
 
 def test_one_shared_word_is_not_a_name_match(http_repo: RemembrancesService) -> None:
@@ -95,7 +119,8 @@ def test_one_shared_word_is_not_a_name_match(http_repo: RemembrancesService) -> 
     code = fusion.params_for("code")
     for hit in hits:
         assert hit.vector_score is not None and hit.text_score is not None
-        assert hit.score == pytest.approx(code.score(hit.vector_score, hit.text_score))
+        expected = code.score(hit.vector_score, hit.text_score, enclosing=enclosing(hit, hits))
+        assert hit.score == pytest.approx(expected)
         assert hit.score < 0.05
 
 
@@ -128,6 +153,111 @@ def test_name_match_counts_the_query_words_in_name_and_path(store: Store) -> Non
         "utils",
     ]
 
+
+
+def test_a_name_abbreviates_the_query_words_it_begins(store: Store) -> None:
+    def hit(chunk_id: int, qualified: str) -> SearchResult:
+        meta = {"kind": "method", "qualified_name": qualified}
+        return SearchResult(chunk_id, "code", "client", "net/urls.py", "", meta, 0.0)
+
+    found = name_matches(
+        store,
+        "add a query parameter to the configuration",
+        [hit(1, "URL.copy_add_param"), hit(2, "Config.add_query"), hit(3, "Form.add_address")],
+    )
+    # query words: add, query, parameter, configuration. ``param`` (five letters)
+    # abbreviates parameter and ``config`` configuration; ``add`` does not stand for
+    # address nor ``form`` for format (too short to say which word they begin).
+    assert found == {1: 1 / 4, 2: 2 / 4, 3: 0.0}
+
+
+def test_enclosing_match_is_how_much_closer_a_symbols_class_or_file_is() -> None:
+    def hit(chunk_id: int, path: str, kind: str, qualified: str, cosine: float) -> SearchResult:
+        meta = {"kind": kind, "qualified_name": qualified}
+        return SearchResult(chunk_id, "code", "ui", path, "", meta, 0.0, vector_score=cosine)
+
+    found = enclosing_matches(
+        [
+            hit(1, "ui/bar.py", "class", "ProgressBar", 0.6),
+            hit(2, "ui/bar.py", "method", "ProgressBar.eta", 0.35),
+            hit(3, "ui/bar.py", "method", "ProgressBar.update", 0.7),  # closer than its class
+            hit(4, "ui/clock.py", "method", "Clock.tick", 0.2),  # its class is not a candidate
+            hit(5, "ui/clock.py", "file", "ui/clock.py", 0.5),
+            hit(6, "ui/clock.py", "file", "ui/clock.py", 0.45),  # another part of the file
+            hit(7, "ui/clock.py", "function", "time_left", 0.3),
+            hit(8, "ui/bar.py", "function", "render", 0.3),  # bar.py's file is not one
+        ]
+    )
+    assert found == pytest.approx({2: 0.25, 7: 0.2})
+
+
+PROGRESS = """\
+import time
+
+
+class ProgressBar:
+    \"\"\"A bar in the terminal that shows how far a long task has come.\"\"\"
+
+    def __init__(self, total):
+        self.total = total
+        self.done = 0
+        self.started = time.monotonic()
+
+    def update(self, steps):
+        self.done += steps
+
+    def eta(self):
+        elapsed = time.monotonic() - self.started
+        return elapsed / max(self.done, 1) * (self.total - self.done)
+"""
+
+CLOCK = """\
+import time
+
+
+def elapsed(task):
+    \"\"\"How long a task has been running.\"\"\"
+    return time.monotonic() - task.started
+
+
+def average_duration(durations):
+    \"\"\"The mean of past run times.\"\"\"
+    return sum(durations) / max(len(durations), 1)
+
+
+def time_until(deadline):
+    \"\"\"Time remaining until a deadline.\"\"\"
+    return max(deadline - time.time(), 0.0)
+"""
+
+
+def test_a_method_takes_part_of_its_classs_closeness(tmp_path: Path) -> None:
+    # The question reads close to ProgressBar (0.6) and only a little to its eta
+    # method (0.37), whose code says nothing about bars; the methods take part of
+    # their class's closeness and so come before the clock module's file and helpers.
+    root = tmp_path / "ui"
+    root.mkdir()
+    (root / "bar.py").write_text(PROGRESS)
+    (root / "clock.py").write_text(CLOCK)
+    with remembrances.open(tmp_path / "ui.db", embedder="local") as svc:
+        svc.code.index(root, project="ui")
+        hits = svc.code.search("estimate the remaining time of a progress bar", project="ui")
+        names = [h.qualified_name for h in hits]
+        assert names[0] == "ProgressBar"
+        first_clock = min(i for i, h in enumerate(hits) if h.path == "clock.py")
+        assert names.index("ProgressBar.eta") < first_clock
+        assert names.index("ProgressBar.__init__") < first_clock
+        params = fusion.params_for("code")
+        for hit in hits:
+            assert hit.vector_score is not None and hit.text_score is not None
+            if hit.kind == "method":
+                assert enclosing(hit, hits) > 0.1  # the class reads closer than each method
+            # progress and bar (of the five query words) name the class and its methods
+            name = 1 / 5 if hit.qualified_name.startswith("ProgressBar") else 0.0
+            expected = params.score(
+                hit.vector_score, hit.text_score, name, enclosing=enclosing(hit, hits)
+            )
+            assert hit.score == pytest.approx(expected), hit.qualified_name
 
 VALIDATORS = """\
 class _LengthValidator:
@@ -167,20 +297,28 @@ def test_a_parameter_the_query_writes_as_code_finds_its_function(tmp_path: Path)
         svc.code.index(root, project="checks")
         params = fusion.params_for("code")
         asked = "A validator that raises `ValueError` if the value is longer than *limit*."
-        hits = {h.qualified_name: h for h in svc.code.search(asked, project="checks")}
+        listed = svc.code.search(asked, project="checks")
+        hits = {h.qualified_name: h for h in listed}
         assert next(iter(hits)) == "longest"
         for name, parameter in (("longest", 1.0), ("_LengthValidator.__call__", 0.0)):
             hit = hits[name]
             assert hit.vector_score is not None and hit.text_score is not None
             # no name match: "valid" (the file) is the only query word any name holds
-            expected = params.score(hit.vector_score, hit.text_score, 0.0, parameter)
+            expected = params.score(
+                hit.vector_score, hit.text_score, 0.0, parameter, enclosing(hit, listed)
+            )
             assert hit.score == pytest.approx(expected)
         # the same words in prose name no parameter: the raising method stays first
         plain = "A validator that raises ValueError if the value is longer than the limit."
         found = svc.code.search(plain, project="checks")
         assert found[0].qualified_name == "_LengthValidator.__call__"
         assert all(
-            h.score == pytest.approx(params.score(h.vector_score or 0.0, h.text_score or 0.0))
+            h.score
+            == pytest.approx(
+                params.score(
+                    h.vector_score or 0.0, h.text_score or 0.0, enclosing=enclosing(h, found)
+                )
+            )
             for h in found
         )
 
