@@ -11,8 +11,7 @@ import pytest
 
 import remembrances
 from remembrances import RemembrancesService, Store, fusion
-from remembrances.code import CodeIndexer
-from remembrances.code import CodeHit
+from remembrances.code import CodeHit, CodeIndexer
 from remembrances.code.ranking import (
     code_words,
     enclosing_matches,
@@ -102,9 +101,7 @@ def test_a_question_whose_words_name_a_helper_finds_it_first(
     assert other.vector_score is not None and other.text_score is not None
     code = fusion.params_for("code")
     assert helper.score == pytest.approx(
-        code.score(
-            helper.vector_score, helper.text_score, 1 / 3, enclosing=enclosing(helper, hits)
-        )
+        code.score(helper.vector_score, helper.text_score, 1 / 3, enclosing=enclosing(helper, hits))
     )
     assert other.score == pytest.approx(
         code.score(other.vector_score, other.text_score, enclosing=enclosing(other, hits))
@@ -152,7 +149,6 @@ def test_name_match_counts_the_query_words_in_name_and_path(store: Store) -> Non
         "http",
         "utils",
     ]
-
 
 
 def test_a_name_abbreviates_the_query_words_it_begins(store: Store) -> None:
@@ -258,6 +254,7 @@ def test_a_method_takes_part_of_its_classs_closeness(tmp_path: Path) -> None:
                 hit.vector_score, hit.text_score, name, enclosing=enclosing(hit, hits)
             )
             assert hit.score == pytest.approx(expected), hit.qualified_name
+
 
 VALIDATORS = """\
 class _LengthValidator:
