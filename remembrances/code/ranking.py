@@ -1,4 +1,4 @@
-"""What code search adds to the store's ranking: the symbol's name as evidence, one hit per symbol.
+"""What code search adds to the store's ranking: what code has as evidence, one hit per symbol.
 
 The store scores each candidate on its cosine and its coverage of the query's
 words (docs/search.md). Code has one more telling thing: a plain-language
@@ -13,7 +13,6 @@ less one, over the number of the query's words. One shared word says little
 (``get``, ``file`` and ``list`` name thousands of functions): counted from the
 first word, the name match lowered CoSQA dev's nDCG@10 at every weight (0.607
 -> 0.603 at 1, 0.572 at 3); counted from the second it does not (0.607 at 2).
-The score is then ``fusion.params_for("code").score(cosine, coverage, name)``.
 
 A fourth number is the *parameter match*: 1 when the query writes a word as code
 (inside backticks, as ``*name*`` the way docstrings name a parameter, or as an
@@ -38,6 +37,9 @@ than the symbol's own chunk, when that chunk is among the candidates. A method's
 holds its own code, not what its class is for: "estimate the remaining time of a
 progress bar" reads close to ``ProgressBar`` and only a little to its ``eta``; the
 method takes part of its class's closeness (``enclosing_weight`` / ``cosine_weight``).
+
+The score is then ``fusion.params_for("code").score(cosine, coverage, name, parameter,
+enclosing)``.
 
 A long symbol is indexed as several parts, and a search showed each part as a
 hit of its own, so one long function could fill the top ten; hits are folded
