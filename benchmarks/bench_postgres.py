@@ -165,22 +165,37 @@ def crossover(
     return out
 
 
-def real_recall(server_url: str, memory_file: Path, queries: int = 50) -> dict[str, Any]:
+def real_matrix(source: Path) -> tuple[np.ndarray[Any, Any], str | None]:
+    """The vectors of a SQLite memory (its embedder's name too), or of a ``.npy``
+    matrix (one row a vector, e.g. 100k MiniLM vectors embedded outside any memory,
+    which is faster to load than a memory's rows). Duplicate rows are dropped: a
+    tie in the exact top-10 would count against the index for no fault of its own."""
+    if source.suffix == ".npy":
+        matrix: np.ndarray[Any, Any] = np.load(source).astype("<f4")
+        name = None
+    else:
+        with Store(source, read_only=True) as memory, memory.snapshot() as tx:
+            blobs = [
+                bytes(r[0])
+                for r in tx.execute(
+                    "SELECT embedding FROM chunks c WHERE c.embedding IS NOT NULL ORDER BY c.id"
+                )
+            ]
+            name = memory.embedder_name
+        matrix = np.stack([np.frombuffer(b, dtype="<f4") for b in blobs])
+    _, first = np.unique(matrix, axis=0, return_index=True)
+    return matrix[np.sort(first)], name
+
+
+def real_recall(server_url: str, source: Path, queries: int = 50) -> dict[str, Any]:
     """HNSW recall@10 on a real embedder's vectors: a SQLite memory's chunks (e.g.
-    SciFact with all-MiniLM-L6-v2 from ``bench_quality.py --cache``), ``queries`` of
-    them held out and used as queries. No text is embedded."""
+    SciFact with all-MiniLM-L6-v2 from ``bench_quality.py --cache``) or a ``.npy``
+    matrix, ``queries`` of them held out and used as queries. No text is embedded."""
     from remembrances.storage.engine import NewChunk
     from remembrances.storage.filters import ChunkFilter
 
-    with Store(memory_file, read_only=True) as source, source.snapshot() as tx:
-        blobs = [
-            bytes(r[0])
-            for r in tx.execute(
-                "SELECT embedding FROM chunks c WHERE c.embedding IS NOT NULL ORDER BY c.id"
-            )
-        ]
-        name = source.embedder_name
-    matrix = np.stack([np.frombuffer(b, dtype="<f4") for b in blobs])
+    matrix, name = real_matrix(source)
+    blobs = [row.tobytes() for row in matrix]
     held = set(np.random.default_rng(3).choice(len(matrix), queries, replace=False).tolist())
     engine: Any = None
     target = Store(memory_url(server_url, "bench_real"))
@@ -461,7 +476,7 @@ def run(args: argparse.Namespace, server_url: str, workdir: Path) -> dict[str, A
         print(json.dumps(out), flush=True)
         results[str(n)] = out
     if args.real_vectors:
-        figures = real_recall(server_url, args.real_vectors)
+        figures = real_recall(server_url, args.real_vectors, args.real_queries)
         print(json.dumps({"real_vectors": figures}), flush=True)
         results["real_vectors"] = figures
     if args.scifact:
@@ -516,7 +531,12 @@ def main() -> int:
         "--scifact", type=Path, help="SciFact memory from bench_quality --cache: nDCG@10 on both"
     )
     parser.add_argument(
-        "--real-vectors", type=Path, help="a SQLite memory whose vectors measure HNSW recall too"
+        "--real-vectors",
+        type=Path,
+        help="a SQLite memory (or a .npy matrix) whose vectors measure HNSW recall too",
+    )
+    parser.add_argument(
+        "--real-queries", type=int, default=50, help="vectors held out as queries (--real-vectors)"
     )
     parser.add_argument(
         "--hnsw", type=int, default=0, help="HNSW recall/latency sweep on N random vectors"
