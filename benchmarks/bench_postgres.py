@@ -339,6 +339,36 @@ def hnsw_sweep(
     return rows
 
 
+def embed_real(out: Path, n: int, memory: Path, folder: Path, word_pieces: int) -> None:
+    """``n`` real vectors for ``--real-vectors``: the local embedder (all-MiniLM-L6-v2)
+    over real code, each text cut to ``word_pieces`` word pieces (a time budget: the
+    model's 256 took ~10 texts/s on the shared 2 cores, 32 took ~135/s). Texts: the
+    chunks of a code memory (e.g. the CPython stdlib indexed by ``remembrances code
+    index``; read only), then 25-line windows of the ``.py`` files under ``folder``."""
+    import glob
+    import sqlite3
+
+    from remembrances.embeddings.local import LocalEmbedder
+
+    with sqlite3.connect(f"file:{memory}?immutable=1", uri=True) as db:
+        texts = [
+            r[0] for r in db.execute("SELECT coalesce(embed_text, text) FROM chunks ORDER BY id")
+        ]
+    for name in sorted(glob.glob(f"{folder}/**/*.py", recursive=True)):
+        if len(texts) >= n:
+            break
+        try:
+            lines = Path(name).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        windows = ("\n".join(lines[s : s + 25]).strip() for s in range(0, len(lines), 25))
+        texts += [w for w in windows if len(w) > 80]
+    embedder = LocalEmbedder(batch_size=16)
+    embedder.load()
+    embedder._tokenizer.enable_truncation(max_length=word_pieces)
+    np.save(out, embedder.embed_documents(texts[:n]))
+
+
 def scifact(server_url: str, memory_file: Path, workdir: Path, eval_dir: Path) -> dict[str, Any]:
     """SciFact (test split) nDCG@10 per search mode on both engines: the chunks and
     vectors of a SQLite memory built by ``bench_quality.py --cache`` are copied into
@@ -475,6 +505,9 @@ def run(args: argparse.Namespace, server_url: str, workdir: Path) -> dict[str, A
         out = run_size(args, n, server_url, workdir)
         print(json.dumps(out), flush=True)
         results[str(n)] = out
+    if args.embed_real:
+        out, n, memory, folder = args.embed_real
+        embed_real(Path(out), int(n), Path(memory), Path(folder), args.word_pieces)
     if args.real_vectors:
         figures = real_recall(server_url, args.real_vectors, args.real_queries)
         print(json.dumps({"real_vectors": figures}), flush=True)
@@ -534,6 +567,15 @@ def main() -> int:
         "--real-vectors",
         type=Path,
         help="a SQLite memory (or a .npy matrix) whose vectors measure HNSW recall too",
+    )
+    parser.add_argument(
+        "--embed-real",
+        nargs=4,
+        metavar=("OUT.npy", "N", "CODE_MEMORY.db", "FOLDER"),
+        help="first embed N real code texts with the local model into OUT.npy",
+    )
+    parser.add_argument(
+        "--word-pieces", type=int, default=32, help="--embed-real: word pieces per text"
     )
     parser.add_argument(
         "--real-queries", type=int, default=50, help="vectors held out as queries (--real-vectors)"
