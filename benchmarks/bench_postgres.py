@@ -28,6 +28,10 @@ Figures (median ms over the queries; the machine is shared, so read ratios):
 - 8 writer processes x 1,000 writes on each engine: errors and lost rows (must be
   0 and 0) and the wall time.
 
+``--real-corpus OUT.npy`` (made by ``--embed-real``) puts real code texts and their
+local-model vectors in place of the synthetic chunks, with queries of 3-5 words
+from held-out texts: the same figures on a memory that is not random.
+
 Run: ``.venv/bin/python -m benchmarks.bench_postgres`` (``--quick``: 10k chunks,
 8 x 200 writes; ``--sizes 100000``; ``--writers 8 --writes 1000``; ``--live 5000``).
 """
@@ -38,6 +42,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -48,9 +53,17 @@ from typing import Any
 import numpy as np
 
 from benchmarks.bench_quality import EVAL_DIR
-from benchmarks.bench_store import PER_SOURCE, Transactions, corpus, ingest
+from benchmarks.bench_store import (
+    PER_SOURCE,
+    QUERIES,
+    SOURCES_PER_TXN,
+    Transactions,
+    corpus,
+    ingest,
+)
 from benchmarks.harness import SeededEmbedder, per_query_ms
 from remembrances import Chunk, Store
+from remembrances.fts_query import STOP_WORDS
 from remembrances.memory_copy import copy_memory
 from remembrances.storage.filters import ChunkFilter
 
@@ -131,6 +144,7 @@ def recall(store: Store, queries: list[str], embedder: SeededEmbedder) -> dict[s
         "hnsw_recall_at_10": float(np.mean(forced)),
         "filtered_min_results": min(filtered),
         "exact_below": rule,
+        "exact_rows_unfiltered": engine.exact_rows(engine.ef_search),
     }
 
 
@@ -339,34 +353,100 @@ def hnsw_sweep(
     return rows
 
 
-def embed_real(out: Path, n: int, memory: Path, folder: Path, word_pieces: int) -> None:
-    """``n`` real vectors for ``--real-vectors``: the local embedder (all-MiniLM-L6-v2)
-    over real code, each text cut to ``word_pieces`` word pieces (a time budget: the
-    model's 256 took ~10 texts/s on the shared 2 cores, 32 took ~135/s). Texts: the
-    chunks of a code memory (e.g. the CPython stdlib indexed by ``remembrances code
-    index``; read only), then 25-line windows of the ``.py`` files under ``folder``."""
+def embed_real(out: Path, n: int, memory: str, folder: str, word_pieces: int) -> None:
+    """``n`` real vectors for ``--real-vectors`` and ``--real-corpus``: the local
+    embedder (all-MiniLM-L6-v2) over real code, each text cut to ``word_pieces`` word
+    pieces (a time budget: the model's 256 took ~10 texts/s on the shared 2 cores,
+    32 took ~135/s). Texts: the chunks of a code memory (e.g. the CPython stdlib
+    indexed by ``remembrances code index``; read only; ``-`` for none), then 25-line
+    windows of the ``.py`` files under ``folder`` (several: joined by ``os.pathsep``),
+    each text once. The texts are saved beside the vectors (``OUT.texts.json``)."""
     import glob
     import sqlite3
 
     from remembrances.embeddings.local import LocalEmbedder
 
-    with sqlite3.connect(f"file:{memory}?immutable=1", uri=True) as db:
-        texts = [
-            r[0] for r in db.execute("SELECT coalesce(embed_text, text) FROM chunks ORDER BY id")
-        ]
-    for name in sorted(glob.glob(f"{folder}/**/*.py", recursive=True)):
+    texts: list[str] = []
+    if memory != "-":
+        with sqlite3.connect(f"file:{memory}?immutable=1", uri=True) as db:
+            texts = [
+                r[0]
+                for r in db.execute("SELECT coalesce(embed_text, text) FROM chunks ORDER BY id")
+            ]
+    seen = set(texts)
+    files = [
+        name
+        for root in folder.split(os.pathsep)
+        for name in sorted(glob.glob(f"{root}/**/*.py", recursive=True))
+    ]
+    for name in files:
         if len(texts) >= n:
             break
         try:
             lines = Path(name).read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError):
             continue
-        windows = ("\n".join(lines[s : s + 25]).strip() for s in range(0, len(lines), 25))
-        texts += [w for w in windows if len(w) > 80]
+        for start in range(0, len(lines), 25):
+            window = "\n".join(lines[start : start + 25]).strip()
+            if len(window) > 80 and window not in seen:
+                seen.add(window)
+                texts.append(window)
+    texts = texts[:n]
     embedder = LocalEmbedder(batch_size=16)
     embedder.load()
     embedder._tokenizer.enable_truncation(max_length=word_pieces)
-    np.save(out, embedder.embed_documents(texts[:n]))
+    np.save(out, embedder.embed_documents(texts))
+    texts_file(out).write_text(json.dumps(texts), encoding="utf-8")
+
+
+def texts_file(vectors: Path) -> Path:
+    return vectors.with_suffix(".texts.json")
+
+
+def real_corpus(
+    vectors: Path, n: int, seed: int = 5
+) -> tuple[Transactions, list[str], SeededEmbedder]:
+    """``n`` real chunks (texts and their vectors from ``--embed-real``) prepared as
+    :func:`benchmarks.bench_store.corpus` prepares its synthetic ones (1,000 a source,
+    a shard in the metadata), the query texts, and an embedder that knows their
+    vectors. Queries: 3-5 consecutive words of held-out texts (not in the memory),
+    embedded by the same local model at full length; query embedding is not timed."""
+    from remembrances.embeddings.local import LocalEmbedder
+    from remembrances.store import Prepared, PreparedChunk, content_hash
+
+    matrix = np.load(vectors).astype("<f4")
+    texts = json.loads(texts_file(vectors).read_text(encoding="utf-8"))
+    if len(texts) < n + QUERIES:
+        raise SystemExit(f"{vectors} holds {len(texts)} texts: {n} chunks and {QUERIES} queries")
+    rng = np.random.default_rng(seed)
+    queries: list[str] = []
+    for text in texts[n:]:
+        words = [w for w in re.findall(r"[A-Za-z_]{3,}", text) if w.lower() not in STOP_WORDS]
+        if len(words) >= 5:
+            start = int(rng.integers(0, len(words) - 4))
+            queries.append(" ".join(words[start : start + int(rng.integers(3, 6))]))
+        if len(queries) == QUERIES:
+            break
+    model = LocalEmbedder()
+    table = dict(zip(queries, model.embed_documents(queries), strict=True))
+    transactions: Transactions = []
+    for first in range(0, n, PER_SOURCE * SOURCES_PER_TXN):
+        batches = []
+        for s in range(first, min(first + PER_SOURCE * SOURCES_PER_TXN, n), PER_SOURCE):
+            chunks = [
+                PreparedChunk(
+                    texts[i],
+                    json.dumps({"shard": i % 100}),
+                    None,
+                    content_hash(texts[i]),
+                    None,
+                    matrix[i].tobytes(),
+                )
+                for i in range(s, min(s + PER_SOURCE, n))
+            ]
+            batches.append((f"doc{s}", Prepared(chunks)))
+        transactions.append(batches)
+    return transactions, queries, SeededEmbedder(table=table)
 
 
 def scifact(server_url: str, memory_file: Path, workdir: Path, eval_dir: Path) -> dict[str, Any]:
@@ -457,11 +537,14 @@ def bulk_copy(sqlite_file: Path, location: str) -> dict[str, float]:
 
 
 def run_size(args: argparse.Namespace, n: int, server_url: str, workdir: Path) -> dict[str, Any]:
-    transactions, queries, _ = corpus(n, shards=True)
+    if args.real_corpus:
+        transactions, queries, embedder = real_corpus(args.real_corpus, n)
+    else:
+        transactions, queries, _ = corpus(n, shards=True)
+        seeded = SeededEmbedder()
+        embedder = SeededEmbedder(table={t: seeded.embed_query(t) for t in queries})
     live, _, _ = corpus(args.live, seed=6, shards=True) if args.live else ([], [], None)
     live = renamed(live, "live-")
-    seeded = SeededEmbedder()
-    embedder = SeededEmbedder(table={t: seeded.embed_query(t) for t in queries})
     out: dict[str, Any] = {"n": n, "load_average_start": os.getloadavg()}
     sqlite_file = workdir / f"bench-{n}.db"
     location = memory_url(server_url, f"bench_{n}") + "".join(f"&{p}" for p in args.memory_params)
@@ -501,13 +584,13 @@ def run_size(args: argparse.Namespace, n: int, server_url: str, workdir: Path) -
 
 def run(args: argparse.Namespace, server_url: str, workdir: Path) -> dict[str, Any]:
     results: dict[str, Any] = {}
+    if args.embed_real:
+        out, n, memory, folder = args.embed_real
+        embed_real(Path(out), int(n), memory, folder, args.word_pieces)
     for n in args.sizes:
         out = run_size(args, n, server_url, workdir)
         print(json.dumps(out), flush=True)
         results[str(n)] = out
-    if args.embed_real:
-        out, n, memory, folder = args.embed_real
-        embed_real(Path(out), int(n), Path(memory), Path(folder), args.word_pieces)
     if args.real_vectors:
         figures = real_recall(server_url, args.real_vectors, args.real_queries)
         print(json.dumps({"real_vectors": figures}), flush=True)
@@ -571,8 +654,13 @@ def main() -> int:
     parser.add_argument(
         "--embed-real",
         nargs=4,
-        metavar=("OUT.npy", "N", "CODE_MEMORY.db", "FOLDER"),
+        metavar=("OUT.npy", "N", "CODE_MEMORY.db|-", "FOLDERS"),
         help="first embed N real code texts with the local model into OUT.npy",
+    )
+    parser.add_argument(
+        "--real-corpus",
+        type=Path,
+        help="an --embed-real OUT.npy: the --sizes runs use its texts and vectors",
     )
     parser.add_argument(
         "--word-pieces", type=int, default=32, help="--embed-real: word pieces per text"

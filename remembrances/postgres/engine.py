@@ -2,10 +2,10 @@
 
 What it does differently from the SQLite engine, and why:
 - Vector leg: an exact scan when the chunks it may return are few, pgvector's
-  HNSW index (cosine) above that (the size rule, :attr:`PostgresEngine.exact_below`):
+  HNSW index (cosine) above that (the size rule, :meth:`PostgresEngine.exact_rows`):
   an exact scan's cost grows with the rows it reads, an index search's barely
-  with the table, and below the measured crossover the exact scan is both
-  faster and exact. The count is the memory's chunk total (kept by trigger,
+  with the table (and with its ``ef_search``), and below the measured crossover
+  the exact scan is both faster and exact. The count is the memory's chunk total (kept by trigger,
   O(1)); for a filtered search in a larger memory, the rows the filter allows,
   counted up to the threshold. Above it: pgvector 0.6 has no iterative index
   scan (0.8 added it), so an index scan filters the ``ef_search`` nearest rows
@@ -53,12 +53,16 @@ from .tsquery import any_words, fold
 #: at 1000. A memory's URL may set it (``?ef_search=1000``; docs/scale-out.md).
 EF_SEARCH = 100
 EF_SEARCH_MAX = 1000
-#: The size rule: a vector leg over at most this many chunks scans them exactly
-#: (PostgresEngine.exact_below). bench_postgres at 100k x 384 (docs/scale-out.md,
-#: "The size rule"): the index (ef_search 1000) took 89 ms; an exact scan of 20k
-#: filtered chunks 37 ms, of 50k 150 ms, of all 100k unfiltered 172 ms: the
-#: crossover lies near 34k chunks through a filter and 52k unfiltered.
-EXACT_BELOW = 40_000
+#: The size rule (PostgresEngine.exact_rows): an exact scan of at most
+#: EXACT_ROWS_BASE + EXACT_ROWS_PER_EF x ef_search chunks is no slower than an HNSW
+#: search at that ef_search. bench_postgres --real-corpus, 100k real code texts
+#: embedded by all-MiniLM-L6-v2 (docs/scale-out.md, "The size rule"): the index
+#: search took 2.2 / 4.2 / 5.9 / 10.4 / 25.6 ms at ef_search 40 / 100 / 200 / 400 /
+#: 1000 (about 1.6 ms + 0.024 ms per unit), an exact scan 1.0 / 6.8 / 14.1 / 35.9 ms
+#: of 1k / 5k / 10k / 20k chunks (about 1.5 us a row): 2,600 chunks for an
+#: unfiltered search at the default ef_search 100, 17,000 for a filtered one (1000).
+EXACT_ROWS_BASE = 1_000
+EXACT_ROWS_PER_EF = 16
 #: The HNSW build's working memory, per vector (bytes: the vector and its graph
 #: links; pgvector's notice put 28,371 tuples of 384 dims in 64 MB) and at most in
 #: all. A graph that outgrows ``maintenance_work_mem`` is finished on disk: 50k
@@ -101,10 +105,11 @@ class PostgresEngine:
         self.db = PostgresDatabase(url, read_only=read_only)
         self.create = create
         target = self.db.target
-        #: A vector leg whose candidate chunks (the memory's, or the filter's) number
-        #: at most this many scans them exactly; above it, it asks the HNSW index.
-        #: 0: always the index (with the exact fallback for starved filters).
-        self.exact_below = EXACT_BELOW if target.exact_below is None else target.exact_below
+        #: A fixed size rule threshold (the URL's ``exact_below``): a vector leg whose
+        #: candidate chunks number at most this many scans them exactly. 0: always
+        #: the index (with the exact fallback for starved filters). None: the
+        #: measured crossover, which depends on the search's ``ef_search`` (exact_rows).
+        self.exact_below: int | None = target.exact_below
         #: ``hnsw.ef_search`` of an unfiltered index search (a filtered one asks for
         #: the widest list, EF_SEARCH_MAX); the URL's ``ef_search`` sets it.
         self.ef_search = EF_SEARCH if target.ef_search is None else target.ef_search
@@ -296,10 +301,10 @@ class PostgresEngine:
         exact: bool = False,
     ) -> Candidates:
         vector = np.asarray(query, dtype=np.float32)
-        if exact or self._few_candidates(tx, where):
-            return self._exact(tx, vector, pool, where)
         unfiltered = bool(where.unfiltered)
         ef_search = min(max(self.ef_search, pool), EF_SEARCH_MAX) if unfiltered else EF_SEARCH_MAX
+        if exact or self._few_candidates(tx, where, self.exact_rows(ef_search)):
+            return self._exact(tx, vector, pool, where)
         sql, params = where.sql("postgresql")
         # A read-only transaction may still SET LOCAL: the setting ends with it.
         tx.execute("SELECT set_config('hnsw.ef_search', ?, true)", (str(ef_search),))
@@ -316,14 +321,21 @@ class PostgresEngine:
             return self._exact(tx, vector, pool, where)
         return hits
 
-    def _few_candidates(self, tx: Transaction, where: ChunkFilter) -> bool:
-        """The size rule: whether at most ``exact_below`` chunks can be returned.
+    def exact_rows(self, ef_search: int) -> int:
+        """The size rule's threshold for an index search at ``ef_search``: the most
+        chunks an exact scan reads in the time of that search (or the URL's
+        ``exact_below``). An exact scan is exact too, so it wins every tie."""
+        if self.exact_below is not None:
+            return self.exact_below
+        return EXACT_ROWS_BASE + EXACT_ROWS_PER_EF * ef_search
+
+    def _few_candidates(self, tx: Transaction, where: ChunkFilter, limit: int) -> bool:
+        """The size rule: whether at most ``limit`` chunks can be returned.
 
         The memory's chunk total first (trigger-kept, one row; chunks waiting for a
         vector count too, so it is an upper bound); for a filter in a larger memory,
         the rows it allows, counted no further than the threshold.
         """
-        limit = self.exact_below
         total = tx.execute("SELECT chunks FROM text_totals").scalar()
         if total is None or int(total) <= limit:
             return True

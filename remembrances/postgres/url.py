@@ -4,9 +4,9 @@ Several memories share one database, one schema each. The schema is named by the
 URL's ``memory`` query parameter (``postgresql://user@host/db?memory=team_notes``);
 without it the memory is the schema ``remembrances``. Two more parameters tune the
 vector search (docs/scale-out.md): ``ef_search`` (1-1000, the HNSW candidate list
-of an unfiltered search) and ``exact_below`` (the size rule's threshold, in
-chunks). Every other URL parameter is libpq's (``sslmode``, ``host=/socket/dir``,
-...) and is passed through unchanged.
+of an unfiltered search) and ``exact_below`` (a fixed size rule threshold, in
+chunks, instead of the measured one). Every other URL parameter is libpq's
+(``sslmode``, ``host=/socket/dir``, ...) and is passed through unchanged.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import pytest
 from remembrances import Chunk, Store
 from remembrances.embeddings import HashEmbedder
 from remembrances.embeddings.base import to_blob
-from remembrances.postgres.engine import EXACT_BELOW, PostgresEngine
+from remembrances.postgres.engine import PostgresEngine
 from remembrances.storage.engine import NewChunk
 from remembrances.storage.filters import ChunkFilter
 from remembrances.storage.search import chunk_rows
@@ -73,9 +73,9 @@ def test_inserted_chunks_read_back_with_their_ids(engine: PostgresEngine) -> Non
         assert np.array_equal(back[chunk_id], vectors[i])  # float32 in, the same float32 out
 
 
-@pytest.mark.parametrize("exact_below", [0, EXACT_BELOW], ids=["index", "size-rule"])
+@pytest.mark.parametrize("exact_below", [0, None], ids=["index", "size-rule"])
 def test_vector_leg_ranks_by_cosine_and_filters_never_starve(
-    engine: PostgresEngine, exact_below: int
+    engine: PostgresEngine, exact_below: int | None
 ) -> None:
     # 0: every search asks the HNSW index first (the path of memories above the
     # threshold); the default: this small memory is scanned exactly.
@@ -143,6 +143,36 @@ def test_size_rule_scans_few_candidates_exactly_and_asks_the_index_above(
     engine.exact_below = 2500  # the whole memory is at the threshold: exact
     used, top = scans(ChunkFilter())
     assert used == 0 and top == exact_top
+
+
+def test_the_default_size_rule_follows_the_index_search_it_would_replace(
+    engine: PostgresEngine,
+) -> None:
+    """No URL threshold: an exact scan is chosen while it reads no more rows than the
+    index search at that search's ef_search costs (1,000 + 16 per unit, measured)."""
+    vectors = _unit(2500, seed=5)
+    with engine.write() as tx:
+        ids = engine.insert_chunks(tx, _chunks(vectors))
+        tx.execute("ANALYZE chunks")
+    query = vectors[3]
+    exact_top = [ids[i] for i in np.argsort(-(vectors @ query), kind="stable")[:10]]
+    assert engine.exact_below is None
+    assert (engine.exact_rows(100), engine.exact_rows(1000)) == (2600, 17000)
+
+    def index_scans(pool: int, where: ChunkFilter) -> int:
+        with engine.read() as tx:
+            before = _index_scans(tx)
+            top = [i for i, _ in engine.vector_leg(tx, query, pool, where)][:10]
+            used = _index_scans(tx) - before
+        assert used > 0 or top == exact_top  # an exact scan is exact
+        return used
+
+    assert index_scans(10, ChunkFilter()) == 0  # ef_search 100: 2,600 >= 2,500 chunks
+    engine.ef_search = 40  # a faster index search: 1,640 < 2,500, the index wins
+    assert index_scans(10, ChunkFilter()) >= 1
+    assert index_scans(100, ChunkFilter()) == 0  # a pool of 100 widens it to 100: exact
+    # A filtered search asks the index's widest list (1000): 17,000 chunks.
+    assert index_scans(10, ChunkFilter.of(kind="kb")) == 0
 
 
 def test_the_url_sets_ef_search_and_the_threshold(postgres_url: str) -> None:
