@@ -364,6 +364,27 @@ def test_filters_apply_inside_the_search(store: Store) -> None:
         assert store.search("deploy", mode=mode, kind="event") == []
 
 
+def test_a_filter_naming_nothing_stored_finds_nothing_and_the_rest_still_finds(
+    store: Store,
+) -> None:
+    # The search checks first whether the named kinds, collections and sources hold
+    # any chunk (an empty knowledge base beside a large code index returns at once).
+    store.put_source("code", "deploy.py", [Chunk("def deploy(): release()")], collection="app")
+    store.put_source("kb", "notes.md", [Chunk("deploy notes for the release")], collection="docs")
+    for mode in ("hybrid", "vector", "text"):
+        assert store.search("deploy release", mode=mode, kind="event") == [], mode
+        # Each name exists, never together.
+        assert store.search("deploy release", mode=mode, kind="kb", collection="app") == [], mode
+        assert store.search("deploy release", mode=mode, source=["gone.md"]) == [], mode
+        assert store.search("deploy release", mode=mode, kind=[]) == [], mode
+        found = store.search("deploy release", mode=mode, kind="kb", collection="docs")
+        assert [h.source for h in found] == ["notes.md"], mode
+        found = store.search("deploy release", mode=mode, source=["gone.md", "deploy.py"])
+        assert [h.source for h in found] == ["deploy.py"], mode
+        found = store.search("deploy release", mode=mode, kind=["event", "code", "kb"])
+        assert {h.source for h in found} == {"deploy.py", "notes.md"}, mode
+
+
 def test_time_range_filters(store: Store) -> None:
     now = datetime(2026, 6, 1, 12, tzinfo=UTC)
     for days in range(10):

@@ -118,6 +118,8 @@ def search(
     with engine.read() as tx:
         vector_hits: list[tuple[int, float]] = []
         text_hits: list[tuple[int, float]] = []
+        if _names_nothing(tx, engine, request.where):
+            return []
         if vector is not None:
             vector_hits = [
                 (i, fusion.vector_score(s))
@@ -138,6 +140,21 @@ def search(
         assert reranker is not None
         results = _rerank(reranker, query, results, request.limit, request.min_score)
     return results
+
+
+def _names_nothing(tx: Transaction, engine: Engine, where: ChunkFilter) -> bool:
+    """Whether the kinds, collections and sources ``where`` names hold no chunk.
+
+    The legs filter inside their own queries, after the text index has matched:
+    searching an empty knowledge base in a memory of 80k code chunks read every
+    code chunk's text match (3-120 ms) to return nothing. The names are indexed
+    columns, so this check is one index probe.
+    """
+    if where.kinds is None and where.collections is None and where.sources is None:
+        return False
+    sql, params = ChunkFilter(where.kinds, where.collections, where.sources).sql(engine.dialect)
+    found = tx.execute(f"SELECT c.id FROM chunks c WHERE {sql} LIMIT 1", params).fetchone()
+    return found is None
 
 
 def _fuse(
