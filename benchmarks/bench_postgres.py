@@ -56,9 +56,9 @@ from benchmarks.bench_quality import EVAL_DIR
 from benchmarks.bench_store import (
     PER_SOURCE,
     QUERIES,
-    SOURCES_PER_TXN,
     Transactions,
     corpus,
+    in_transactions,
     ingest,
 )
 from benchmarks.harness import SeededEmbedder, per_query_ms
@@ -412,7 +412,7 @@ def real_corpus(
     vectors. Queries: 3-5 consecutive words of held-out texts (not in the memory),
     embedded by the same local model at full length; query embedding is not timed."""
     from remembrances.embeddings.local import LocalEmbedder
-    from remembrances.store import Prepared, PreparedChunk, content_hash
+    from remembrances.store import PreparedChunk, content_hash
 
     matrix = np.load(vectors).astype("<f4")
     texts = json.loads(texts_file(vectors).read_text(encoding="utf-8"))
@@ -429,23 +429,18 @@ def real_corpus(
             break
     model = LocalEmbedder()
     table = dict(zip(queries, model.embed_documents(queries), strict=True))
-    transactions: Transactions = []
-    for first in range(0, n, PER_SOURCE * SOURCES_PER_TXN):
-        batches = []
-        for s in range(first, min(first + PER_SOURCE * SOURCES_PER_TXN, n), PER_SOURCE):
-            chunks = [
-                PreparedChunk(
-                    texts[i],
-                    json.dumps({"shard": i % 100}),
-                    None,
-                    content_hash(texts[i]),
-                    None,
-                    matrix[i].tobytes(),
-                )
-                for i in range(s, min(s + PER_SOURCE, n))
-            ]
-            batches.append((f"doc{s}", Prepared(chunks)))
-        transactions.append(batches)
+    chunks = [
+        PreparedChunk(
+            texts[i],
+            json.dumps({"shard": i % 100}),
+            None,
+            content_hash(texts[i]),
+            None,
+            matrix[i].tobytes(),
+        )
+        for i in range(n)
+    ]
+    transactions = in_transactions(chunks)
     return transactions, queries, SeededEmbedder(table=table)
 
 

@@ -32,6 +32,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,16 @@ def zipf_words(rng: np.random.Generator, words: list[str], count: int) -> list[s
 Transactions = list[list[tuple[str, Prepared]]]
 
 
+def in_transactions(chunks: Sequence[PreparedChunk]) -> Transactions:
+    """``chunks`` as sources of ``PER_SOURCE`` (``doc<first index>``), ``SOURCES_PER_TXN``
+    sources a transaction."""
+    sources = [
+        (f"doc{s}", Prepared(list(chunks[s : s + PER_SOURCE])))
+        for s in range(0, len(chunks), PER_SOURCE)
+    ]
+    return [sources[t : t + SOURCES_PER_TXN] for t in range(0, len(sources), SOURCES_PER_TXN)]
+
+
 def corpus(
     n: int, *, seed: int = 5, shards: bool = False
 ) -> tuple[Transactions, list[str], np.ndarray]:
@@ -86,22 +97,16 @@ def corpus(
         if sum(w not in STOP_WORDS for w in query) >= 2:
             queries.append(" ".join(query))
     matrix = np.zeros((n, DIM), dtype=np.float32)
-    transactions = []
-    for first in range(0, n, PER_SOURCE * SOURCES_PER_TXN):
-        batches = []
-        for s in range(first, min(first + PER_SOURCE * SOURCES_PER_TXN, n), PER_SOURCE):
-            count = min(PER_SOURCE, n - s)
-            vectors = unit_rows(rng, count)
-            matrix[s : s + count] = vectors
-            chunks = []
-            for i, v in enumerate(vectors):
-                text = " ".join(zipf_words(rng, words, 30))
-                meta = json.dumps({"shard": (s + i) % 100}) if shards else "{}"
-                chunks.append(
-                    PreparedChunk(text, meta, None, content_hash(text), None, v.tobytes())
-                )
-            batches.append((f"doc{s}", Prepared(chunks)))
-        transactions.append(batches)
+    chunks = []
+    for s in range(0, n, PER_SOURCE):
+        count = min(PER_SOURCE, n - s)
+        vectors = unit_rows(rng, count)
+        matrix[s : s + count] = vectors
+        for i, v in enumerate(vectors):
+            text = " ".join(zipf_words(rng, words, 30))
+            meta = json.dumps({"shard": (s + i) % 100}) if shards else "{}"
+            chunks.append(PreparedChunk(text, meta, None, content_hash(text), None, v.tobytes()))
+    transactions = in_transactions(chunks)
     return transactions, queries, matrix
 
 

@@ -368,7 +368,9 @@ def test_a_filter_naming_nothing_stored_finds_nothing_and_the_rest_still_finds(
     store: Store,
 ) -> None:
     # The search checks first whether the named kinds, collections and sources hold
-    # any chunk (an empty knowledge base beside a large code index returns at once).
+    # any chunk (an empty knowledge base beside a large code index returns at once):
+    # the answers must stay those of the legs. That no leg runs for such a filter is
+    # checked in tests/test_vector_cold_start.py (no cold vector search counted).
     store.put_source("code", "deploy.py", [Chunk("def deploy(): release()")], collection="app")
     store.put_source("kb", "notes.md", [Chunk("deploy notes for the release")], collection="docs")
     for mode in ("hybrid", "vector", "text"):

@@ -5,9 +5,9 @@ What it does differently from the SQLite engine, and why:
   HNSW index (cosine) above that (the size rule, :meth:`PostgresEngine.exact_rows`):
   an exact scan's cost grows with the rows it reads, an index search's barely
   with the table (and with its ``ef_search``), and below the measured crossover
-  the exact scan is both faster and exact. The count is the memory's chunk total (kept by trigger,
-  O(1)); for a filtered search in a larger memory, the rows the filter allows,
-  counted up to the threshold. Above it: pgvector 0.6 has no iterative index
+  the exact scan is both faster and exact. The count is the memory's chunk
+  total (kept by trigger, O(1)); for a filtered search in a larger memory, the
+  rows the filter allows, counted up to the threshold. Above it: pgvector 0.6 has no iterative index
   scan (0.8 added it), so an index scan filters the ``ef_search`` nearest rows
   *after* the search and can return fewer than asked. The index is asked with
   its widest candidate list (``ef_search`` = 1000) and the filter applied, and

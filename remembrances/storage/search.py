@@ -152,7 +152,8 @@ def _names_nothing(tx: Transaction, engine: Engine, where: ChunkFilter) -> bool:
     """
     if where.kinds is None and where.collections is None and where.sources is None:
         return False
-    sql, params = ChunkFilter(where.kinds, where.collections, where.sources).sql(engine.dialect)
+    names = ChunkFilter(kinds=where.kinds, collections=where.collections, sources=where.sources)
+    sql, params = names.sql(engine.dialect)
     found = tx.execute(f"SELECT c.id FROM chunks c WHERE {sql} LIMIT 1", params).fetchone()
     return found is None
 
