@@ -55,7 +55,14 @@ from .storage.sqlite_connection import Database
 from .storage.sqlite_engine import SqliteEngine
 from .storage.transaction import Dialect, Row, Transaction
 from .storage.vector_index import VectorIndex
-from .validation import check_min_score, check_name, check_text, check_unicode, encode_metadata
+from .validation import (
+    check_limit,
+    check_min_score,
+    check_name,
+    check_text,
+    check_unicode,
+    encode_metadata,
+)
 
 log = logging.getLogger(__name__)
 
@@ -639,8 +646,7 @@ class Store:
             raise InvalidInputError(f"engine must be 'memory' or 'vec0', not {engine!r}")
         if fuse not in ("pointwise", "rrf"):
             raise InvalidInputError(f"fuse must be 'pointwise' or 'rrf', not {fuse!r}")
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-            raise InvalidInputError(f"limit must be an integer from 1 to {MAX_LIMIT}")
+        limit = check_limit(limit, MAX_LIMIT)
         min_score = check_min_score(min_score)
         if mmr is not None and not (isinstance(mmr, int | float) and 0.0 <= mmr <= 1.0):
             raise InvalidInputError("mmr (lambda) must be a number from 0 to 1")

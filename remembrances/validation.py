@@ -115,6 +115,13 @@ def check_metadata(
     return decoded
 
 
+def check_limit(value: Any, maximum: int, what: str = "limit") -> int:
+    """How many results to return: an integer from 1 to ``maximum`` (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        raise InvalidInputError(f"{what} must be an integer from 1 to {maximum}")
+    return value
+
+
 def check_min_score(value: Any, what: str = "min_score") -> float:
     """A score threshold: a finite number from 0 to 1, the range of every fused score."""
     if (

@@ -17,7 +17,7 @@ from ..errors import InvalidInputError, NotFoundError
 from ..records import SearchResult
 from ..storage.transaction import Transaction
 from ..store import MAX_LIMIT, SearchMode, Store
-from ..validation import check_choices
+from ..validation import check_choices, check_limit
 from . import graph, ranking, tables
 from .checks import check_languages, check_name, check_project_name
 from .parsing.analysis import file_hash, source_lines
@@ -84,8 +84,7 @@ class IndexReader:
         path: str | None = None,
         mode: SearchMode = "hybrid",
     ) -> list[CodeHit]:
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-            raise InvalidInputError(f"limit must be an integer from 1 to {MAX_LIMIT}")
+        limit = check_limit(limit, MAX_LIMIT)
         where: dict[str, Any] = {}
         langs = check_languages(languages)
         if langs is not None:

@@ -19,6 +19,7 @@ from .sources import ContextItem
 
 Tokenizer = Callable[[str], int]
 ELLIPSIS = " …"
+LEADING_ELLIPSIS = "… "
 #: A cut that leaves less than this many characters is not worth showing.
 MIN_CUT_CHARS = 40
 
@@ -110,7 +111,9 @@ def fit(
             code = source == "code"
             text = item.text.strip("\n") if code else item.text.strip()
             if limits.item_chars is not None:
-                text = cut_text(text, limits.item_chars, code=code)
+                text = cut_text(
+                    _from_focus(item, text, limits.item_chars), limits.item_chars, code=code
+                )
             if not text:
                 continue
             chosen[source].append((item, text))
@@ -127,6 +130,18 @@ def fit(
             else:
                 chosen[source][-1] = (item, best)
     return chosen
+
+
+def _from_focus(item: ContextItem, text: str, max_chars: int) -> str:
+    """``text``, or its end from where the best-matching part begins when a cut to
+    ``max_chars`` would lose that part."""
+    if item.focus is None or len(text) <= max_chars:
+        return text
+    lead = len(item.text) - len(item.text.lstrip())
+    start, end = item.focus[0] - lead, item.focus[1] - lead
+    if start <= 0 or end <= max_chars:
+        return text
+    return LEADING_ELLIPSIS + text[start:].lstrip()
 
 
 def _longest_fitting(text: str, points: Sequence[int], fits: Callable[[str], bool]) -> str | None:

@@ -50,6 +50,9 @@ class ContextItem:
     key: str
     language: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    #: Where in ``text`` the part that matched best lies (a KB passage joins chunks):
+    #: a cut to fit a budget keeps it.
+    focus: tuple[int, int] | None = field(default=None, compare=False)
 
     @property
     def source_kind(self) -> str:
@@ -81,7 +84,13 @@ def _score(value: float | None) -> float | None:
 def kb_item(hit: KBHit) -> ContextItem:
     text = _LEADING_HEADINGS.sub("", hit.text)  # the label names the headings
     key = f"kb:{hit.source}:{hit.chunk_id}"
-    return ContextItem("kb", hit.label, text, _score(hit.score), key, metadata=hit.metadata)
+    focus = None
+    if hit.best_span is not None:
+        shift = len(hit.text) - len(text)
+        focus = (max(hit.best_span[0] - shift, 0), max(hit.best_span[1] - shift, 0))
+    return ContextItem(
+        "kb", hit.label, text, _score(hit.score), key, metadata=hit.metadata, focus=focus
+    )
 
 
 def event_item(hit: Event, *, shown: frozenset[int] = frozenset()) -> ContextItem:

@@ -23,7 +23,7 @@ from ..progress import Progress
 from ..records import Chunk
 from ..storage.transaction import Row
 from ..store import Prepared, SearchMode, Store
-from ..validation import check_min_score, check_name, check_text, encode_metadata
+from ..validation import check_limit, check_min_score, check_name, check_text, encode_metadata
 from .conversation import Turn, new_turns, read_messages, scope_name
 from .records import Event
 from .tables import (
@@ -80,9 +80,7 @@ def _subjects(value: Any) -> list[str] | None:
 
 
 def _limit(value: Any, what: str = "limit") -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT:
-        raise InvalidInputError(f"{what} must be an integer from 1 to {MAX_LIMIT}")
-    return value
+    return check_limit(value, MAX_LIMIT, what)
 
 
 def _scope_keys(subject: str, session: str | None, user: str | None) -> dict[str, Any]:

@@ -24,11 +24,12 @@ from ..chunking import Chunker, Format
 from ..errors import InvalidInputError, NotFoundError
 from ..progress import Progress
 from ..storage.transaction import Row
-from ..store import Prepared, SearchMode, Store, Where
-from ..validation import check_min_score, check_name
+from ..store import MAX_LIMIT, Prepared, SearchMode, Store, Where
+from ..validation import check_limit, check_min_score, check_name
 from . import tables
 from .discovery import DEFAULT_MAX_BYTES, under
 from .ingest import ingest, watch
+from .passages import CANDIDATES_PER_HIT, passages
 from .records import AddReport, Document, IngestReport, KBHit
 from .staging import (
     MAX_DOCUMENT_CHARS,
@@ -395,40 +396,45 @@ class KnowledgeBase:
         min_score: float | None = None,
         mode: SearchMode = "hybrid",
     ) -> builtins.list[KBHit]:
-        """The chunks that best answer ``query``, best first.
+        """The passages that best answer ``query``, best first.
 
-        ``where`` filters on document metadata (``{"lang": "en"}``,
-        ``{"year": {"$gte": 2024}}``) and, like ``collection``, applies inside the
-        search. ``min_score`` is on the normalised [0, 1] score.
+        A passage is a matching chunk, joined with the adjacent chunks of its section
+        that match too (:mod:`.passages`). ``where`` filters on document metadata
+        (``{"lang": "en"}``, ``{"year": {"$gte": 2024}}``) and, like ``collection``,
+        applies inside the search. ``min_score`` is on the normalised [0, 1] score.
         """
+        limit = check_limit(limit, MAX_LIMIT)
         if min_score is not None:
             min_score = check_min_score(min_score)
         results = self.store.search(
             query,
             mode=mode,
-            limit=limit,
+            limit=min(limit * CANDIDATES_PER_HIT, MAX_LIMIT),
             kind=KIND,
             collection=collection,
             where=where,
             min_score=0.0 if min_score is None else float(min_score),
         )
-        titles = self._titles({(r.collection, r.source) for r in results})
-        return [
-            KBHit(
-                source=r.source,
-                collection=r.collection,
-                title=titles.get((r.collection, r.source)),
-                heading_path=below_title(
-                    str(r.metadata.get("heading_path", "")), titles.get((r.collection, r.source))
-                ),
-                text=r.text,
-                score=r.score,
-                metadata={k: v for k, v in r.metadata.items() if k not in RESERVED_KEYS},
-                position=r.position,
-                chunk_id=r.id,
+        found = passages(results, limit)
+        titles = self._titles({(p.best.collection, p.best.source) for p in found})
+        hits: builtins.list[KBHit] = []
+        for passage in found:
+            best, title = passage.best, titles.get((passage.best.collection, passage.best.source))
+            hits.append(
+                KBHit(
+                    source=best.source,
+                    collection=best.collection,
+                    title=title,
+                    heading_path=below_title(str(best.metadata.get("heading_path", "")), title),
+                    text=passage.text,
+                    score=best.score,
+                    metadata={k: v for k, v in best.metadata.items() if k not in RESERVED_KEYS},
+                    position=passage.first.position,
+                    chunk_id=best.id,
+                    best_span=passage.best_span,
+                )
             )
-            for r in results
-        ]
+        return hits
 
     def _titles(self, keys: set[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
         titles: dict[tuple[str, str], str | None] = {}

@@ -48,8 +48,11 @@ class Document:
 
 @dataclass
 class KBHit:
-    """One matching chunk of a document, with where it sits in the document (a
-    :class:`~remembrances.records.Hit`)."""
+    """One matching passage of a document (a chunk, or adjacent chunks of one section
+    joined: ``kb/passages.py``), with where it sits in the document (a
+    :class:`~remembrances.records.Hit`). ``position`` is its first chunk's;
+    ``chunk_id``, ``score`` and ``best_span`` (where in ``text`` it lies) are its
+    best-scoring chunk's."""
 
     source: str
     collection: str
@@ -61,6 +64,7 @@ class KBHit:
     position: int
     chunk_id: int
     kind: str = "kb"
+    best_span: tuple[int, int] | None = None
 
     @property
     def source_kind(self) -> str:

@@ -1,0 +1,119 @@
+"""KB hits are passages: adjacent matching chunks of one section are one hit."""
+
+from __future__ import annotations
+
+import pytest
+
+from remembrances import InvalidInputError, Store
+from remembrances.chunking import Chunker
+from remembrances.enrichment.budget import Limits, fit
+from remembrances.enrichment.sources import kb_item
+from remembrances.kb import KnowledgeBase
+from remembrances.kb.passages import MAX_CHUNKS
+
+FILLER = "Nothing to see in this sentence about weather and lunch. "
+
+
+def paragraph(words: str) -> str:
+    return f"{words} {FILLER * 2}".strip()
+
+
+@pytest.fixture
+def kb(store: Store) -> KnowledgeBase:
+    # Chunks of about two paragraphs: a section of six paragraphs is several chunks.
+    return KnowledgeBase(store, chunker=Chunker(size=260, overlap=40))
+
+
+def chunks_of(store: Store, source: str) -> list[tuple[int, str]]:
+    return [(r.position, r.text) for r in store.get_source("kb", source)]
+
+
+def test_adjacent_matching_chunks_of_a_section_are_one_passage(
+    kb: KnowledgeBase, store: Store
+) -> None:
+    body = "\n\n".join(
+        [paragraph("The rotation key signs every token.")]
+        + [paragraph(f"Unrelated paragraph number {i}.") for i in range(4)]
+        + [paragraph("Rotate the signing key every month; old tokens stop working.")]
+    )
+    doc = f"# Tokens\n\n## Key rotation\n\n{body}\n\n## Other\n\n{paragraph('Lunch.')}\n"
+    kb.add(doc, source="tokens.md")
+    chunks = chunks_of(store, "tokens.md")
+    assert len(chunks) >= 5  # the section is several chunks
+
+    chunk_hits = store.search("rotate the signing key month", kind="kb", limit=20)
+    hits = kb.search("rotate the signing key month", limit=20)
+    # Every hit is text of the document, with each overlap written once.
+    assert all(h.text in doc for h in hits)
+    # Fewer hits than chunks: the matching neighbours were joined...
+    assert len(hits) < len(chunk_hits)
+    best = hits[0]
+    assert best.score == chunk_hits[0].score and best.chunk_id == chunk_hits[0].id
+    # ...and the best hit holds its best chunk, at the place best_span says.
+    assert best.best_span is not None
+    start, end = best.best_span
+    assert best.text[start:end] == chunk_hits[0].text
+    assert best.position <= chunk_hits[0].position
+    # No chunk shows up in two hits, and no passage is longer than MAX_CHUNKS chunks.
+    for hit in hits:
+        inside = [p for p, text in chunks if text in hit.text]
+        assert 1 <= len(inside) <= MAX_CHUNKS
+        assert inside == list(range(inside[0], inside[0] + len(inside)))
+        assert all(
+            h is hit or not set(inside) & {p for p, t in chunks if t in h.text} for h in hits
+        )
+
+
+def test_chunks_of_different_sections_or_documents_stay_apart(kb: KnowledgeBase) -> None:
+    doc = "# Guide\n\n## Alpha\n\nThe frobnicator hums.\n\n## Beta\n\nThe frobnicator sings.\n"
+    kb.add(doc, source="guide.md")
+    kb.add("The frobnicator dances.", source="other.md")
+    hits = kb.search("frobnicator", limit=10)
+    assert sorted(h.text for h in hits) == sorted(
+        [
+            "# Guide\n\n## Alpha\n\nThe frobnicator hums.",
+            "## Beta\n\nThe frobnicator sings.",
+            "The frobnicator dances.",
+        ]
+    )
+    assert all(h.best_span == (0, len(h.text)) for h in hits)
+
+
+def test_the_limit_counts_passages_and_is_still_filled(kb: KnowledgeBase) -> None:
+    for n in range(6):
+        body = "\n\n".join(paragraph(f"Deploy step {n}.{i} of the release.") for i in range(5))
+        kb.add(f"# Release {n}\n\n{body}\n", source=f"release-{n}.md")
+    hits = kb.search("deploy step release", limit=4)
+    assert len(hits) == 4
+    assert len({h.source for h in hits}) >= 2 or all(len(h.text) > 260 for h in hits)
+
+
+@pytest.mark.parametrize("limit", [0, -1, 1001, True, 2.5, "5", None])
+def test_a_bad_limit_is_refused_before_searching(kb: KnowledgeBase, limit: object) -> None:
+    kb.add("Some text about deploys.", source="a.md")
+    with pytest.raises(InvalidInputError, match="limit must be an integer from 1 to 1000"):
+        kb.search("deploys", limit=limit)  # type: ignore[arg-type]
+
+
+def test_a_budget_cut_keeps_the_part_of_a_passage_that_matched(
+    kb: KnowledgeBase, store: Store
+) -> None:
+    body = "\n\n".join(
+        [paragraph(f"Background paragraph {i} of the section.") for i in range(2)]
+        + [paragraph("The cache warm-up crashed the API pods during the deploy.")]
+    )
+    kb.add(f"# Incident\n\n{body}\n", source="incident.md")
+    hit = kb.search("cache warm-up crashed the API pods", limit=1)[0]
+    assert hit.best_span is not None and hit.best_span[0] > 0  # the match is not first
+    item = kb_item(hit)
+    assert item.focus is not None
+    limits = Limits(total_chars=None, section_chars={"kb": None}, item_chars=len(hit.text) // 2)
+    (chosen,) = fit({"kb": [item]}, ["kb"], limits, header="")["kb"]
+    shown = chosen[1]
+    assert "cache warm-up crashed the API pods" in shown
+    assert shown.startswith("… ") and len(shown) <= len(hit.text) // 2
+    # Without the focus the same cut would keep the background and lose the match.
+    plain = kb_item(hit)
+    plain = type(plain)(plain.source, plain.origin, plain.text, plain.score, plain.key)
+    (cut,) = fit({"kb": [plain]}, ["kb"], limits, header="")["kb"]
+    assert "crashed the API pods" not in cut[1]
