@@ -29,6 +29,7 @@ import argparse
 import hashlib
 import sqlite3
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -59,6 +60,10 @@ class CachedEmbedder:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(path, check_same_thread=False)
         self.db.execute("CREATE TABLE IF NOT EXISTS v (key TEXT PRIMARY KEY, vector BLOB)")
+        # enrich_context's sources embed the query from their own threads: one
+        # connection shared without a lock dropped sources ("cannot commit - no
+        # transaction is active") when another process wrote the same cache.
+        self.lock = threading.Lock()
         self.embedded = 0
 
     def _key(self, kind: str, text: str) -> str:
@@ -76,6 +81,10 @@ class CachedEmbedder:
         return found
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        with self.lock:
+            return self._embed_documents(texts)
+
+    def _embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         keys = [self._key("doc", t) for t in texts]
         found = self._lookup(keys)
         missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
@@ -89,6 +98,10 @@ class CachedEmbedder:
         return np.stack([found[k] for k in keys])
 
     def embed_query(self, text: str) -> Any:
+        with self.lock:
+            return self._embed_query(text)
+
+    def _embed_query(self, text: str) -> Any:
         key = self._key("query", text)
         found = self._lookup([key])
         if key in found:

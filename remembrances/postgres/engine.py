@@ -36,7 +36,7 @@ from ..embeddings.base import Vectors
 from ..errors import NotAMemoryError, SchemaVersionError
 from ..fts_query import query_terms
 from ..storage import text_match as coverage_math
-from ..storage.engine import Candidates, Engine, NewChunk, VectorIndexKind
+from ..storage.engine import COMMON_SHARE, Candidates, Engine, NewChunk, VectorIndexKind
 from ..storage.filters import ChunkFilter
 from ..storage.reports import CheckReport
 from ..storage.schema import check_read_only, migrate
@@ -69,8 +69,6 @@ EXACT_ROWS_PER_EF = 16
 #: vectors took 233 s at 64 MB (PostgreSQL's default) and 95 s at 512 MB.
 BUILD_BYTES_PER_VECTOR_EXTRA = 1024
 BUILD_MEMORY_MAX = 1 << 30
-#: A word in more than this share of the chunks is "common" to the text leg (text_leg).
-COMMON_SHARE = 0.05
 #: Rows per multi-row INSERT (one trigger run and one round trip per batch).
 INSERT_BATCH = 200
 
@@ -380,19 +378,21 @@ class PostgresEngine:
 
     # -- the text leg and word coverage -----------------------------------------------
 
-    def text_leg(self, tx: Transaction, query: str, pool: int, where: ChunkFilter) -> Candidates:
-        """Chunks holding any of the query's words, best ``ts_rank`` first.
-
-        Ranking every chunk that holds a common word is what makes an OR query
-        slow (``ts_rank`` reads each one). So when some of the query's words are
-        rare (in at most ``COMMON_SHARE`` of the chunks), the chunks holding a rare
-        word are asked for first, as BM25 would rank them first anyway; only when
-        they are fewer than the pool does the query run with every word.
-        """
+    def text_leg(
+        self,
+        tx: Transaction,
+        query: str,
+        pool: int,
+        where: ChunkFilter,
+        *,
+        candidates_only: bool = False,
+    ) -> Candidates:
+        """Chunks holding any of the query's words, best ``ts_rank`` first; for
+        candidates only, those holding a rare word first (``COMMON_SHARE``)."""
         words = query_terms(fold(query))
         if not words:
             return []
-        rare = self._rare_words(tx, words)
+        rare = self._rare_words(tx, words) if candidates_only else []
         if rare and len(rare) < len(words):
             hits = self._text_hits(tx, rare, pool, where)
             if len(hits) >= pool:

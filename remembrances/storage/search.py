@@ -128,7 +128,11 @@ def search(
                 )
             ]
         if mode != "vector":
-            text_hits = engine.text_leg(tx, query, pool, request.where)
+            # Pointwise fusion scores every candidate itself: the leg only proposes.
+            candidates_only = mode == "hybrid" and request.fuse == "pointwise"
+            text_hits = engine.text_leg(
+                tx, query, pool, request.where, candidates_only=candidates_only
+            )
         fused = _fuse(engine, tx, request, vector, vector_hits, text_hits)
         fused = [f for f in fused if f.score >= request.min_score]
         if request.mmr is not None:

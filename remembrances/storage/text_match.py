@@ -103,6 +103,25 @@ def document_frequencies(conn: apsw.Connection, stems: Sequence[str]) -> list[in
     return [int(found.get(stem, 0)) for stem in stems]
 
 
+def rare_words(conn: apsw.Connection, query: str, share: float) -> list[str]:
+    """The query's words held by at most ``share`` of the chunks; [] unless some of
+    its words are rare and some are not (asking for the rare ones first changes
+    nothing otherwise)."""
+    words = query_terms(query)
+    if len(words) < 2:
+        return []
+    totals = conn.execute(
+        "SELECT fts_totals(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1",
+        (match_any(words),),
+    ).fetchone()
+    if totals is None:
+        return []
+    limit = share * int(str(totals[0]).split()[0])
+    frequencies = document_frequencies(conn, stems(conn, words))
+    rare = [word for word, df in zip(words, frequencies, strict=True) if df <= limit]
+    return rare if len(rare) < len(words) else []
+
+
 def idf(df: int, chunks: int) -> float:
     """Smoothed inverse document frequency; positive for every term in every store."""
     return math.log((chunks + PRIOR_CHUNKS) / (df + 1.0))

@@ -341,7 +341,9 @@ def test_check_finds_and_repairs_stale_statistics_and_a_missing_index(
     assert engine.check().problems == []
 
 
-def test_text_leg_asks_rare_words_first_but_never_returns_fewer(engine: PostgresEngine) -> None:
+def test_text_leg_asks_rare_words_first_for_candidates_but_never_returns_fewer(
+    engine: PostgresEngine,
+) -> None:
     texts = [f"common note {i}" for i in range(100)] + [f"common rare note {i}" for i in range(3)]
     with engine.write() as tx:
         ids = engine.insert_chunks(
@@ -354,8 +356,8 @@ def test_text_leg_asks_rare_words_first_but_never_returns_fewer(engine: Postgres
     rare_ids = set(ids[100:])  # 3 of 103 chunks: rare
     with engine.read() as tx:
         assert engine._rare_words(tx, ["common", "rare"]) == ["rare"]
-        two = engine.text_leg(tx, "common rare", 2, ChunkFilter())
-        five = engine.text_leg(tx, "common rare", 5, ChunkFilter())
+        two = engine.text_leg(tx, "common rare", 2, ChunkFilter(), candidates_only=True)
+        five = engine.text_leg(tx, "common rare", 5, ChunkFilter(), candidates_only=True)
     assert len(two) == 2 and {i for i, _ in two} <= rare_ids
     # Only 3 chunks hold the rare word: the leg falls back to every word for 5.
     assert len(five) == 5 and rare_ids <= {i for i, _ in five}

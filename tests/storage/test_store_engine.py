@@ -9,6 +9,7 @@ import pytest
 from remembrances import Chunk, EmbedderMismatchError, Store
 from remembrances.embeddings import HashEmbedder
 from remembrances.storage.engine import Engine
+from remembrances.storage.filters import ChunkFilter
 from remembrances.storage.sqlite_engine import SqliteEngine
 
 
@@ -53,3 +54,28 @@ def test_the_sqlite_engine_is_the_default_and_meets_the_protocol(store: Store) -
     engine: Engine = store.engine
     assert engine.dialect == "sqlite" and engine.location == store.path
     assert store.stats()["file_bytes"] == engine.size_bytes() > 0
+
+
+def test_the_text_leg_asks_rare_words_first_only_for_candidates(store: Store) -> None:
+    """Hybrid search scores its candidates itself, so its text leg may start from the
+    query's rare words; a ranked text search keeps BM25 over every word."""
+    texts = (
+        [f"alpha beta gamma delta {i} " * 3 for i in range(30)]  # common: 30 of 103
+        + [f"filler note {i}" for i in range(68)]
+        + [f"rare note {i}" for i in range(5)]  # rare: 5 of 103, under COMMON_SHARE
+    )
+    ids = [
+        store.put_source("kb", f"s{i}", [Chunk(text)]).chunk_ids[0] for i, text in enumerate(texts)
+    ]
+    rare_ids, common_ids = set(ids[98:]), set(ids[:30])
+    query = "alpha beta gamma delta rare"
+    with store.engine.read() as tx:
+        two = store.engine.text_leg(tx, query, 2, ChunkFilter(), candidates_only=True)
+        six = store.engine.text_leg(tx, query, 6, ChunkFilter(), candidates_only=True)
+        ranked_two = store.engine.text_leg(tx, query, 2, ChunkFilter())
+        ranked_six = store.engine.text_leg(tx, query, 6, ChunkFilter())
+    assert len(two) == 2 and {i for i, _ in two} <= rare_ids
+    # Four common words held three times outweigh one rare word in BM25.
+    assert len(ranked_two) == 2 and {i for i, _ in ranked_two} <= common_ids
+    # Only 5 chunks hold the rare word: for 6 the leg asks with every word.
+    assert [i for i, _ in six] == [i for i, _ in ranked_six] and len(six) == 6
