@@ -24,8 +24,11 @@ if TYPE_CHECKING:
     from ..kb.records import KBHit
     from ..service import RemembrancesService
 
-#: Markdown heading lines at the start of a KB chunk: the origin already names them.
-_LEADING_HEADINGS = re.compile(r"\A(?:[ \t]*#{1,6}[ \t][^\n]*\n+)+")
+#: Heading lines at the start of a KB chunk, Markdown (``## Install``) or reStructuredText
+#: (a title underlined with ``----``): the origin already names them.
+_LEADING_HEADINGS = re.compile(
+    r"\A(?:[ \t]*#{1,6}[ \t][^\n]*\n+|[^\s\n][^\n]*\n([=\-`:'\"~^_*+#])\1{2,}[ \t]*\n+)+"
+)
 
 #: The enricher's sources are the service's layers (``svc.kb``, ``svc.events``,
 #: ``svc.code``); each hit's kind is "kb", "event" or "code".

@@ -72,6 +72,8 @@ class Measured:
     scores: dict[int, dict[str, tuple[str, float]]] = field(default_factory=dict)
     #: size -> prompt -> the enrichment block
     blocks: dict[int, dict[str, str]] = field(default_factory=dict)
+    #: size -> unrelated prompt -> its best KB hit's score
+    unrelated_kb: dict[int, dict[str, float]] = field(default_factory=dict)
 
 
 @pytest.fixture(scope="session")
@@ -116,4 +118,7 @@ def measured(memory: RemembrancesService) -> Measured:
             result.scores[size][question] = (hits[0].source, score)
         prompts = [p for p, _, _ in RELEVANT] + UNRELATED
         result.blocks[size] = {p: memory.enrich_context(p) for p in prompts}
+        result.unrelated_kb[size] = {
+            p: max((h.score for h in memory.kb.search(p, limit=1)), default=0.0) for p in UNRELATED
+        }
     return result
