@@ -1,15 +1,22 @@
-"""The enricher's KB gate on real docs: do answers reach it while unrelated prompts stay out?
+"""The enricher's KB and code gates on real projects: do answers pass while unrelated prompts stay out?
 
-Question: ``enrich_context`` adds KB context only when the best hit's score reaches
-``EnricherConfig.min_score["kb"]``. On the development suite's docs sets (real
-projects' docs, hand-written questions), how many questions whose answer
-``kb.search`` ranks in its top 3 have a best hit at or above each threshold, and
-how high do unrelated prompts score on the same docs?
+Question: ``enrich_context`` adds a source's context only when its best hit's score
+reaches ``EnricherConfig.min_score[source]``. On the development suite's docs and
+code sets (real projects, hand-written questions), how many questions whose answer
+``kb.search`` / ``code.search`` ranks in its top 3 have a best hit at or above each
+threshold, and how high do unrelated prompts score on the same memories?
 
-Setup: the development suite's cached docs stores (``benchmarks/devsuite``; built on
-first use, which fetches the sdists and embeds). Per set, every question through
-``kb.search`` (top 10, the suite's answer check), and twenty prompts no docs set
+Setup: the development suite's cached stores (``benchmarks/devsuite``; built on first
+use, which fetches the sdists and embeds). Per set, every question through the
+layer's search (top 10, the suite's answer check), and twenty prompts no set
 answers. Thresholds are counted on the fit and test halves apart.
+
+Then ``enrich_context`` itself: per set, how many questions get their answer into the
+block (a docs answer's anchor phrase in the KB items' text, a code answer's symbol
+among the code items), with the defaults against a baseline run in the same
+process: the gates before 2026-11-26 (kb and code 0.05) and the code query the
+heuristic planner made then (the prompt's identifiers, paths, errors and technical
+terms alone, or its keywords when it had none).
 
 Run: ``.venv/bin/python -m benchmarks.bench_gate [--cache DIR]``
 """
@@ -17,13 +24,17 @@ Run: ``.venv/bin/python -m benchmarks.bench_gate [--cache DIR]``
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
+from typing import Any
 
 from benchmarks import devsuite
-from benchmarks.devsuite.suite import Hit, _relative, all_sets, answer_rank
+from benchmarks.devsuite.suite import Hit, _relative, all_sets, answer_rank, normalised
+from remembrances.enrichment import EnricherConfig, EnrichmentPlan, HeuristicPlanner
 from remembrances.enrichment.config import DEFAULT_MIN_SCORE
+from remembrances.enrichment.heuristic import _terms, _unique
 
-THRESHOLDS = (0.01, 0.02, 0.03, 0.04, 0.05)
+THRESHOLDS = (0.002, 0.005, 0.01, 0.02, 0.03, 0.05)
 UNRELATED = [
     "what is the capital of Peru?",
     "write a haiku about autumn leaves",
@@ -53,39 +64,103 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, help="the development suite's cache folder")
     parser.add_argument("--quick", action="store_true", help="accepted for `make bench`; no-op")
     args = parser.parse_args()
+    for kind, source in (("docs", "kb"), ("code", "code")):
+        report(kind, source, args.cache)
+    enrichment(args.cache)
+
+
+def report(kind: str, source: str, cache: Path | None) -> None:
     kept = {half: dict.fromkeys(THRESHOLDS, 0) for half in ("fit", "test")}
     answered = dict.fromkeys(("fit", "test"), 0)
     unrelated: dict[str, float] = {}
-    for name in sorted(s for s in all_sets() if s.startswith("docs-")):
-        service, corpus = devsuite.open_store(name, cache=args.cache)
+    for name in sorted(s for s in all_sets() if s.startswith(f"{kind}-")):
+        service, corpus = devsuite.open_store(name, cache=cache)
         try:
             for q in corpus.questions:
-                hits = service.kb.search(q.text, limit=10, collection=corpus.id)
-                found = [Hit(_relative(h.source, corpus.root), "", h.text) for h in hits]
-                if not 0 < answer_rank(corpus, q, found) <= 3:
+                hits = _search(service, corpus, q.text, 10)
+                if not 0 < answer_rank(corpus, q, [hit for hit, _ in hits]) <= 3:
                     continue
                 answered[q.half] += 1
                 for threshold in THRESHOLDS:
-                    kept[q.half][threshold] += hits[0].score >= threshold
-            best = max(
-                (h.score for p in UNRELATED for h in service.kb.search(p, limit=1)), default=0.0
+                    kept[q.half][threshold] += hits[0][1] >= threshold
+            unrelated[name] = max(
+                (score for p in UNRELATED for _, score in _search(service, corpus, p, 1)),
+                default=0.0,
             )
-            unrelated[name] = best
         finally:
             service.close()
-    print(f"KB gate now: {DEFAULT_MIN_SCORE['kb']}\n")
+    print(f"\n### {kind} sets: the {source} gate (now {DEFAULT_MIN_SCORE[source]})\n")
     print("| half | answer in the top 3 | " + " | ".join(f">= {t}" for t in THRESHOLDS) + " |")
     print("|---|---|" + "---|" * len(THRESHOLDS))
     for half, counts in kept.items():
-        print(
-            f"| {half} | {answered[half]} | "
-            + " | ".join(str(counts[t]) for t in THRESHOLDS)
-            + " |"
-        )
-    print(
-        "\nunrelated prompts' best KB score, per set: "
-        + ", ".join(f"{name} {score:.4f}" for name, score in unrelated.items())
-    )
+        cells = " | ".join(str(counts[t]) for t in THRESHOLDS)
+        print(f"| {half} | {answered[half]} | {cells} |")
+    best = ", ".join(f"{name} {score:.4f}" for name, score in unrelated.items())
+    print(f"\nunrelated prompts' best {source} score, per set: {best}")
+
+
+class KeywordCodePlanner(HeuristicPlanner):
+    """The heuristic planner as it was before 2026-11-26: code searched with the
+    prompt's protected terms alone, or its keywords when it named none."""
+
+    def plan(self, prompt: str) -> EnrichmentPlan:
+        plan = super().plan(prompt)
+        terms = _terms(" ".join(str(prompt).split()))
+        protected = _unique([t.text for t in terms if t.kind != "word"])
+        words = [t.text for t in terms if t.kind == "word"]
+        return dataclasses.replace(plan, code_query=" ".join(protected) or " ".join(words))
+
+
+def enrichment(cache: Path | None) -> None:
+    before = EnricherConfig(min_score={"kb": 0.05, "events": 0.04, "code": 0.05})
+    setups = {
+        "before (gates 0.05, keyword code query)": (before, KeywordCodePlanner()),
+        "now (defaults)": (EnricherConfig(), HeuristicPlanner()),
+    }
+    print("\n### The answer in enrich_context's block\n")
+    print("| set | questions | " + " | ".join(setups) + " |")
+    print("|---|---|" + "---|" * len(setups))
+    totals = dict.fromkeys(setups, 0)
+    count = 0
+    for name in sorted(all_sets()):
+        if not name.startswith(("docs-", "code-")):
+            continue
+        service, corpus = devsuite.open_store(name, cache=cache)
+        try:
+            cells = []
+            for setup, (config, planner) in setups.items():
+                service.enricher.config, service.enricher.planner = config, planner
+                shown = sum(_in_block(service, corpus, q) for q in corpus.questions)
+                totals[setup] += shown
+                cells.append(str(shown))
+            count += len(corpus.questions)
+            print(f"| {name} | {len(corpus.questions)} | " + " | ".join(cells) + " |")
+        finally:
+            service.close()
+    print(f"| all | {count} | " + " | ".join(str(t) for t in totals.values()) + " |")
+
+
+def _in_block(service: Any, corpus: Any, question: Any) -> bool:
+    result = service.enricher.enrich(question.text)
+    if corpus.spec.corpus_kind == "docs":
+        text = normalised(" ".join(item.text for item in result.items.get("kb", [])))
+        return any(answer.split("#", 1)[1] in text for answer in question.answers)
+    # A code item's origin: "[project] path:12-30 Qualified.name (kind)".
+    origins = [item.origin for item in result.items.get("code", [])]
+    for answer in question.answers:
+        path, qualified = answer.split(":", 1)
+        if any(f" {path}:" in o and f" {qualified} (" in o for o in origins):
+            return True
+    return False
+
+
+def _search(service: Any, corpus: Any, query: str, limit: int) -> list[tuple[Hit, float]]:
+    """The layer's hits as the suite judges them, with their scores."""
+    if corpus.spec.corpus_kind == "docs":
+        hits = service.kb.search(query, limit=limit, collection=corpus.id)
+        return [(Hit(_relative(h.source, corpus.root), "", h.text), h.score) for h in hits]
+    found = service.code.search(query, limit=limit, project=corpus.id)
+    return [(Hit(h.path, h.qualified_name, h.code), h.score) for h in found]
 
 
 if __name__ == "__main__":

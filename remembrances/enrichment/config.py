@@ -14,7 +14,7 @@ from .render import HEADER
 #: Seconds a source may take (its query embedding included) before it is dropped.
 DEFAULT_TIMEOUT = 2.0
 #: Per-source ``min_score`` defaults; see :class:`EnricherConfig` for how they were chosen.
-DEFAULT_MIN_SCORE: dict[str, float] = {"kb": 0.02, "events": 0.04, "code": 0.05}
+DEFAULT_MIN_SCORE: dict[str, float] = {"kb": 0.02, "events": 0.04, "code": 0.01}
 
 
 @dataclass
@@ -31,14 +31,15 @@ class EnricherConfig:
     - ``min_score``: a source adds context only when its best hit's score (in
       [0, 1]) reaches this; its other hits then need half of it
       (:data:`ITEM_FLOOR`). One number for every source or a mapping per source.
-      Defaults kb 0.02, events 0.04, code 0.05, measured with the default local
-      embedder (docs/enrichment.md): unrelated prompts' best hits scored at most
-      kb 0.0084 (the labelled memory of tests/relevance with up to 5,000 unrelated
-      chunks, and four projects' docs), events 0.031 and code 0.006 (the labelled
-      memory); of the docs questions whose answer ranks in the top 3, 100 of 105
-      have a best hit of 0.02 or more (0.05 kept 93); on the LoCoMo development
-      conversations the events gate keeps the answering turn for 92 % of the
-      questions whose answer search ranks in its top 5.
+      Defaults kb 0.02, events 0.04, code 0.01, measured with the default local
+      embedder (docs/enrichment.md, ``benchmarks/bench_gate.py``): unrelated
+      prompts' best hits scored at most kb 0.0084 and code 0.0017 (the labelled
+      memory of tests/relevance with up to 5,000 unrelated chunks, and four
+      projects' docs and code), events 0.031 (the labelled memory); of the real
+      docs and code questions whose answer ranks in the top 3, the best hit reached
+      the gate for 100 of 105 (docs) and 115 of 116 (code); on the LoCoMo
+      development conversations the events gate keeps the answering turn for 92 %
+      of the questions whose answer search ranks in its top 5.
     - ``max_chars`` / ``section_chars`` / ``item_chars``: budgets in characters for
       the whole block, each source's section, and one item before fitting. 6000
       characters is about 1500 tokens: enough for a few precise hits without

@@ -2,10 +2,10 @@
 
 A user's prompt is mostly request ("can you please explain...") and the search
 terms are a few identifiers, paths, quoted strings, error messages and nouns.
-Searching with the whole prompt lets the request words dominate BM25 and blur
-the query vector, so they are removed and the rest is routed per source:
-identifiers and paths to code, the topic to the KB and events, and any time
-phrase to the events window.
+For the KB the request words are removed, so that they do not dominate BM25 or
+blur the query vector; events and code are searched with the prompt as said,
+which measured better there (see ``plan``). Identifiers, paths and errors raise
+the code count, and any time phrase becomes the events window.
 """
 
 from __future__ import annotations
@@ -223,15 +223,18 @@ class HeuristicPlanner:
         protected = [t for t in terms if t.kind != "word"]
         words = [t.text for t in terms if t.kind == "word"]
         everything = _unique([t.text for t in terms])
-        code_terms = _unique([t.text for t in protected])
         has_code_signal = any(t.kind in ("path", "identifier", "error") for t in protected)
 
         kb_query = " ".join(everything)
-        code_query = " ".join(code_terms) or " ".join(words)
-        # Events are searched with the prompt as said: on conversation memory (LoCoMo
-        # development set) it finds the answering turn as often as the keywords do and
-        # unrelated prompts score lower (docs/enrichment.md).
-        events_query = " ".join(text.split()) if words or protected else ""
+        # Events and code are searched with the prompt as said. On conversation memory
+        # (LoCoMo development set) it finds the answering turn as often as the keywords
+        # do and unrelated prompts score lower; on code (the development suite's four
+        # code sets) the answer reached the block for 118 of 139 questions against 82
+        # with the prompt's identifiers alone, or its keywords when it named none: a
+        # question that mentions JSON or a URL is about more than that word, and the
+        # code layer reads backticks and parameter names itself (docs/enrichment.md).
+        said = " ".join(text.split()) if words or protected else ""
+        code_query = events_query = said
 
         kb_limit, code_limit, events_limit = self.kb_limit, self.code_limit, self.events_limit
         if has_code_signal:

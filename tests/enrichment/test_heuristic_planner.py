@@ -85,10 +85,10 @@ def test_keeps_identifiers_paths_errors_and_drops_request_words(
     for term in kb_has:
         assert term in plan.kb_query, (term, plan.kb_query)
     for word in nowhere:
-        for query in (plan.kb_query, plan.code_query):
-            assert word not in words(query), (word, query)
-    # Events are searched with the prompt as said (measured on conversation memory).
-    assert plan.events_query == " ".join(prompt.split())
+        assert word not in words(plan.kb_query), (word, plan.kb_query)
+    # Events and code are searched with the prompt as said (measured on conversation
+    # memory and on the development suite's code sets).
+    assert plan.events_query == plan.code_query == " ".join(prompt.split())
 
 
 def test_identifiers_raise_the_code_count(planner: HeuristicPlanner) -> None:

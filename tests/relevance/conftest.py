@@ -72,8 +72,8 @@ class Measured:
     scores: dict[int, dict[str, tuple[str, float]]] = field(default_factory=dict)
     #: size -> prompt -> the enrichment block
     blocks: dict[int, dict[str, str]] = field(default_factory=dict)
-    #: size -> unrelated prompt -> its best KB hit's score
-    unrelated_kb: dict[int, dict[str, float]] = field(default_factory=dict)
+    #: size -> source ("kb", "code") -> unrelated prompt -> its best hit's score
+    unrelated_best: dict[int, dict[str, dict[str, float]]] = field(default_factory=dict)
 
 
 @pytest.fixture(scope="session")
@@ -118,7 +118,9 @@ def measured(memory: RemembrancesService) -> Measured:
             result.scores[size][question] = (hits[0].source, score)
         prompts = [p for p, _, _ in RELEVANT] + UNRELATED
         result.blocks[size] = {p: memory.enrich_context(p) for p in prompts}
-        result.unrelated_kb[size] = {
-            p: max((h.score for h in memory.kb.search(p, limit=1)), default=0.0) for p in UNRELATED
+        searches = {"kb": memory.kb.search, "code": memory.code.search}
+        result.unrelated_best[size] = {
+            source: {p: max((h.score for h in search(p, limit=1)), default=0.0) for p in UNRELATED}
+            for source, search in searches.items()
         }
     return result
