@@ -104,22 +104,24 @@ def test_each_layers_hit_becomes_an_item_with_its_own_label() -> None:
     )
     assert kb.origin == kb.label == "Guide › Setup › Linux (guide.md)" and kb.score == 0.8
     assert kb.text == "Install it.\n## Later heading"  # leading headings are in the origin
+    title = "Showing Progress Bars\n---------------------\n\n"
+    body = "Sometimes, you have\nlong loops."
     rst = kb_item(
         KBHit(
-            source="utils.rst",
-            collection="default",
-            title="Utilities",
-            heading_path="Utilities > Showing Progress Bars",
-            text="Showing Progress Bars\n---------------------\n\nSometimes, you have\nlong loops.",
-            score=0.5,
-            metadata={},
-            position=3,
-            chunk_id=8,
-            best_span=(45, 76),
+            "utils.rst",
+            "default",
+            "Utilities",
+            "Utilities > Showing Progress Bars",
+            title + body,
+            0.5,
+            {},
+            3,
+            8,
+            best_span=(len(title), len(title) + len(body)),
         )
     )
-    assert rst.text == "Sometimes, you have\nlong loops."  # a reStructuredText title too
-    assert rst.focus == (0, 31)  # the best chunk's span follows the text
+    assert rst.text == body  # a reStructuredText title too
+    assert rst.focus == (0, len(body))  # the best chunk's span follows the text
     table = "Name   Value\n=====  =====\nfoo    1"
     assert kb_item(KBHit("t.rst", "default", None, "", table, 0.5, {}, 0, 9)).text == table
     at = datetime(2026, 11, 20, 14, 5, tzinfo=UTC)
