@@ -18,7 +18,11 @@ process: the gates before 2026-11-26 (kb and code 0.05) and the code query the
 heuristic planner made then (the prompt's identifiers, paths, errors and technical
 terms alone, or its keywords when it had none).
 
-Run: ``.venv/bin/python -m benchmarks.bench_gate [--cache DIR]``
+``--memory PATH`` also runs the unrelated prompts on a memory of your own (say a large
+code index made with ``remembrances code index``): their best KB and code scores, and
+how many get a block.
+
+Run: ``.venv/bin/python -m benchmarks.bench_gate [--cache DIR] [--memory PATH]``
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+import remembrances
 from benchmarks import devsuite
 from benchmarks.devsuite.suite import Hit, _relative, all_sets, answer_rank, normalised
 from remembrances.enrichment import EnricherConfig, EnrichmentPlan, HeuristicPlanner
@@ -63,10 +68,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cache", type=Path, help="the development suite's cache folder")
     parser.add_argument("--quick", action="store_true", help="accepted for `make bench`; no-op")
+    parser.add_argument("--memory", type=Path, help="also try the unrelated prompts on this memory")
     args = parser.parse_args()
     for kind, source in (("docs", "kb"), ("code", "code")):
         report(kind, source, args.cache)
     enrichment(args.cache)
+    if args.memory is not None:
+        unrelated_on(args.memory)
+
+
+def unrelated_on(path: Path) -> None:
+    """The unrelated prompts on a memory of the user's: best scores and blocks."""
+    with remembrances.open(path, read_only=True) as service:
+        print(f"\n### Unrelated prompts on {path} ({service.store.count():,} chunks)\n")
+        print("| prompt | best kb | best code | block |\n|---|---|---|---|")
+        blocks = 0
+        for prompt in UNRELATED:
+            kb = max((h.score for h in service.kb.search(prompt, limit=1)), default=0.0)
+            code = max((h.score for h in service.code.search(prompt, limit=1)), default=0.0)
+            block = bool(service.enrich_context(prompt))
+            blocks += block
+            print(f"| {prompt} | {kb:.4f} | {code:.4f} | {'yes' if block else ''} |")
+        print(f"\n{blocks} of {len(UNRELATED)} unrelated prompts got a block")
 
 
 def report(kind: str, source: str, cache: Path | None) -> None:
