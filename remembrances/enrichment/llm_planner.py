@@ -29,8 +29,9 @@ SYSTEM_PROMPT = """\
 You plan memory searches for an AI assistant. Given the user's message, write the \
 search queries that would find helpful context in three stores:
 - kb: documents and notes. kb_query is a short semantic phrase of the topic.
-- code: an indexed codebase. code_query is identifiers (snake_case, CamelCase, \
-dotted.names), file paths, error messages and keywords, separated by spaces.
+- code: an indexed codebase. code_query says what the code does, in plain words, \
+with every identifier (snake_case, CamelCase, dotted.names), file path and error \
+message the message names.
 - events: a log of past events. events_query is the topic; events_since and \
 events_until bound the time (ISO 8601 in UTC) when the message mentions a time \
 ("yesterday", "last week"), else null.

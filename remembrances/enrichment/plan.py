@@ -31,8 +31,8 @@ class PlanError(ValueError):
 class EnrichmentPlan:
     """Per-source queries; an empty query or a limit of 0 skips that source.
 
-    ``kb_query`` is semantic (a phrase), ``code_query`` is keywords and
-    identifiers, ``events_query`` is the topic. ``events_since``/``events_until``
+    ``kb_query`` is semantic (a phrase), ``code_query`` what the code does with
+    the identifiers named, ``events_query`` the topic. ``events_since``/``events_until``
     are aware UTC datetimes (or None): with an events query they favour events in
     the window, without one they select it. ``events_recent`` favours newer
     events (the prompt said "last", "latest", "recent"). ``planner`` names who produced the plan,
@@ -91,7 +91,10 @@ PLAN_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "kb_query": {"type": "string", "description": "semantic query for documents and notes"},
-        "code_query": {"type": "string", "description": "identifiers, file paths, keywords"},
+        "code_query": {
+            "type": "string",
+            "description": "what the code does, with the identifiers and paths named",
+        },
         "events_query": {"type": "string", "description": "topic of past events"},
         "events_since": {"type": ["string", "null"], "description": "ISO 8601 UTC or null"},
         "events_until": {"type": ["string", "null"], "description": "ISO 8601 UTC or null"},
