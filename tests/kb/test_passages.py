@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from remembrances import InvalidInputError, Store
+from remembrances import Chunk, InvalidInputError, Store
 from remembrances.chunking import Chunker
 from remembrances.enrichment.budget import Limits, fit
 from remembrances.enrichment.sources import kb_item
@@ -117,3 +117,14 @@ def test_a_budget_cut_keeps_the_part_of_a_passage_that_matched(
     plain = type(plain)(plain.source, plain.origin, plain.text, plain.score, plain.key)
     (cut,) = fit({"kb": [plain]}, ["kb"], limits, header="")["kb"]
     assert "crashed the API pods" not in cut[1]
+
+
+def test_chunks_without_offsets_are_never_joined(kb: KnowledgeBase, store: Store) -> None:
+    """Chunks written without ``char_start``/``char_end`` (straight through the store,
+    as an older memory may hold them) cannot be joined without guessing: they stay
+    one hit each."""
+    texts = [f"The rotation key signs token batch {i}." for i in range(3)]
+    store.put_source("kb", "raw.md", [Chunk(t, metadata={"heading_path": "Keys"}) for t in texts])
+    hits = kb.search("rotation key signs token batch", limit=10)
+    assert sorted(h.text for h in hits) == sorted(texts)
+    assert all(h.best_span == (0, len(h.text)) for h in hits)
