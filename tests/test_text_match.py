@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from remembrances import Chunk, Store
-from remembrances.storage.text_match import PRIOR_CHUNKS, TOKENIZER, QueryWords, idf, text_match
+from remembrances.storage.text_match import (
+    PRIOR_CHUNKS,
+    TOKENIZER,
+    QueryWords,
+    idf,
+    rare_words,
+    text_match,
+)
 
 
 def _coverage(store: Store, query: str) -> dict[str, float]:
@@ -70,3 +77,14 @@ def test_many_candidates_at_once(store: Store) -> None:
         found = text_match(conn, "deploy", ids)
     assert len(found) == 1500
     assert all(0.0 < v <= 1.0 for v in found.values())
+
+
+def test_rare_words_are_those_some_but_few_chunks_hold(store: Store) -> None:
+    store.put_source("kb", "common", [Chunk(f"common note {i}") for i in range(40)])
+    store.put_source("kb", "rare", [Chunk("a rare note")])
+    with store.db.read() as conn:
+        # "rare" is in 1 of 41 chunks; "common" and "note" in most; "absent" in none.
+        assert rare_words(conn, "common rare absent note", 0.05) == ["rare"]
+        assert rare_words(conn, "rare", 0.05) == []  # one word: nothing to put first
+        assert rare_words(conn, "common note", 0.05) == []  # no rare word
+        assert rare_words(conn, "common rare", 1.0) == []  # every word counts as rare

@@ -413,7 +413,7 @@ class PostgresEngine:
         return [(int(r[0]), float(r[1])) for r in rows]
 
     def _rare_words(self, tx: Transaction, words: Sequence[str]) -> list[str]:
-        """The words held by at most ``COMMON_SHARE`` of the chunks."""
+        """The words held by some but at most ``COMMON_SHARE`` of the chunks."""
         totals = tx.execute("SELECT chunks FROM text_totals").scalar()
         if not totals:
             return []
@@ -425,7 +425,7 @@ class PostgresEngine:
             )
         }
         limit = COMMON_SHARE * int(totals)
-        return [word for word, stem in pairs if found.get(stem, 0) <= limit]
+        return [word for word, stem in pairs if 0 < found.get(stem, 0) <= limit]
 
     @staticmethod
     def _stems(tx: Transaction, words: Sequence[str]) -> list[tuple[str, str]]:

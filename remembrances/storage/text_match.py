@@ -104,9 +104,9 @@ def document_frequencies(conn: apsw.Connection, stems: Sequence[str]) -> list[in
 
 
 def rare_words(conn: apsw.Connection, query: str, share: float) -> list[str]:
-    """The query's words held by at most ``share`` of the chunks; [] unless some of
-    its words are rare and some are not (asking for the rare ones first changes
-    nothing otherwise)."""
+    """The query's words held by some but at most ``share`` of the chunks; [] unless
+    some of its words are rare and some are not (asking for the rare ones first
+    changes nothing otherwise). A word no chunk holds is not asked for at all."""
     words = query_terms(query)
     if len(words) < 2:
         return []
@@ -118,7 +118,7 @@ def rare_words(conn: apsw.Connection, query: str, share: float) -> list[str]:
         return []
     limit = share * int(str(totals[0]).split()[0])
     frequencies = document_frequencies(conn, stems(conn, words))
-    rare = [word for word, df in zip(words, frequencies, strict=True) if df <= limit]
+    rare = [word for word, df in zip(words, frequencies, strict=True) if 0 < df <= limit]
     return rare if len(rare) < len(words) else []
 
 
