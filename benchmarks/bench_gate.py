@@ -18,6 +18,10 @@ process: the gates before 2026-11-26 (kb and code 0.05) and the code query the
 heuristic planner made then (the prompt's identifiers, paths, errors and technical
 terms alone, or its keywords when it had none).
 
+Last, what a score means there: every top-10 hit binned by score, and the share of each
+bin that is the question's answer (a lower bound: a question has one answer, and other
+hits may help too).
+
 ``--memory PATH`` also runs the unrelated prompts on a memory of your own (say a large
 code index made with ``remembrances code index``): their best KB and code scores, and
 how many get a block.
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +78,7 @@ def main() -> None:
     for kind, source in (("docs", "kb"), ("code", "code")):
         report(kind, source, args.cache)
     enrichment(args.cache)
+    calibration(args.cache)
     if args.memory is not None:
         unrelated_on(args.memory)
 
@@ -161,6 +167,33 @@ def enrichment(cache: Path | None) -> None:
         finally:
             service.close()
     print(f"| all | {count} | " + " | ".join(str(t) for t in totals.values()) + " |")
+
+
+SCORE_BINS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
+
+
+def calibration(cache: Path | None) -> None:
+    print("\n### Share of top-10 hits that are the answer, by score\n")
+    bins = list(itertools.pairwise(SCORE_BINS))
+    print("| sets | " + " | ".join(f"{lo}–{hi}" for lo, hi in bins) + " |")
+    print("|---|" + "---|" * len(bins))
+    for kind in ("docs", "code"):
+        answers, hits = [0] * len(bins), [0] * len(bins)
+        for name in sorted(s for s in all_sets() if s.startswith(f"{kind}-")):
+            service, corpus = devsuite.open_store(name, cache=cache)
+            try:
+                for q in corpus.questions:
+                    wanted = {corpus.answer_index[a] for a in q.answers}
+                    for hit, score in _search(service, corpus, q.text, 10):
+                        i = next(i for i, (_, hi) in enumerate(bins) if score < hi or hi == 1.0)
+                        hits[i] += 1
+                        answers[i] += bool(corpus.relevant(hit) & wanted)
+            finally:
+                service.close()
+        cells = " | ".join(
+            f"{a}/{n} ({a / n:.0%})" if n else "–" for a, n in zip(answers, hits, strict=True)
+        )
+        print(f"| {kind} | {cells} |")
 
 
 def _in_block(service: Any, corpus: Any, question: Any) -> bool:
