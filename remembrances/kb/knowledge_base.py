@@ -29,7 +29,7 @@ from ..validation import check_limit, check_min_score, check_name
 from . import tables
 from .discovery import DEFAULT_MAX_BYTES, under
 from .ingest import ingest, watch
-from .passages import CANDIDATES_PER_HIT, passages
+from .passages import CANDIDATES_PER_HIT, MAX_LEAD_CHARS, Passage, passages, sentence_lead
 from .records import AddReport, Document, IngestReport, KBHit
 from .staging import (
     MAX_DOCUMENT_CHARS,
@@ -416,6 +416,7 @@ class KnowledgeBase:
             min_score=0.0 if min_score is None else float(min_score),
         )
         found = passages(results, limit)
+        self._add_leads(found)
         titles = self._titles({(p.best.collection, p.best.source) for p in found})
         hits: builtins.list[KBHit] = []
         for passage in found:
@@ -435,6 +436,19 @@ class KnowledgeBase:
                 )
             )
         return hits
+
+    def _add_leads(self, found: builtins.list[Passage]) -> None:
+        """Start each passage that starts mid-sentence at its sentence (:mod:`.passages`)."""
+        inside = [p for p in found if p.start > 0]
+        if not inside or not self._has_tables:
+            return
+        with self.store.snapshot() as tx:
+            for passage in inside:
+                first = passage.first
+                before = tables.text_before(
+                    tx, first.collection, first.source, passage.start, MAX_LEAD_CHARS
+                )
+                passage.lead = sentence_lead(before)
 
     def _titles(self, keys: set[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
         titles: dict[tuple[str, str], str | None] = {}

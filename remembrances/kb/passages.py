@@ -11,10 +11,16 @@ path, up to ``MAX_CHUNKS`` chunks; the passage is the document's text from its
 first chunk's start to its last chunk's end and keeps its best chunk's score.
 Code search folds a long symbol's parts into one hit the same way
 (``code/ranking.py``).
+
+A chunk after the first of its section starts with the end of the previous one,
+cut at a word, so mostly mid-sentence ("from 0.59 to 0.73 on the test halves").
+A passage that starts so is extended back to the start of its sentence, at most
+``MAX_LEAD_CHARS`` and never across a line break (:func:`sentence_lead`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -24,6 +30,11 @@ from ..records import SearchResult
 MAX_CHUNKS = 3
 #: Candidates asked of the store per hit, so that joining still fills the limit.
 CANDIDATES_PER_HIT = 3
+#: How far back a passage that starts mid-sentence may reach for its sentence's start.
+MAX_LEAD_CHARS = 160
+
+#: The end of a sentence (its punctuation, closing quotes or brackets, then space) or of a line.
+_BOUNDARY = re.compile(r"[.!?:;…][\"'”’)\]]*\s+|\n")
 
 
 @dataclass
@@ -32,15 +43,22 @@ class Passage:
 
     best: SearchResult
     parts: list[SearchResult] = field(default_factory=list)
+    #: Text of the document just before the first part: the start of its sentence.
+    lead: str = ""
 
     @property
     def first(self) -> SearchResult:
         return self.parts[0]
 
     @property
+    def start(self) -> int:
+        """Where the first part starts in the document (-1 when not stored)."""
+        return _offsets(self.parts[0])[0]
+
+    @property
     def text(self) -> str:
         """The document's text the parts cover, each overlap written once."""
-        text, end = self.parts[0].text, _offsets(self.parts[0])[1]
+        text, end = self.lead + self.parts[0].text, _offsets(self.parts[0])[1]
         for part in self.parts[1:]:
             start, part_end = _offsets(part)
             text += part.text[end - start :] if start <= end else "\n" + part.text
@@ -50,10 +68,10 @@ class Passage:
     @property
     def best_span(self) -> tuple[int, int]:
         """Where the best chunk's text lies in :attr:`text`."""
-        offset = 0
+        offset = len(self.lead)
         if len(self.parts) > 1:
             first, best = _offsets(self.parts[0])[0], _offsets(self.best)[0]
-            offset = max(best - first, 0)
+            offset += max(best - first, 0)
         return offset, offset + len(self.best.text)
 
     def _joins(self, result: SearchResult) -> bool:
@@ -79,6 +97,16 @@ def passages(results: Sequence[SearchResult], limit: int) -> list[Passage]:
         elif len(found) < limit:
             found.append(Passage(result, [result]))
     return found
+
+
+def sentence_lead(before: str) -> str:
+    """The start of the sentence that ``before`` (the document's text just before a
+    passage) leaves unfinished; "" when ``before`` ends a sentence or a line, or
+    holds no sentence start within it."""
+    ends = [m.end() for m in _BOUNDARY.finditer(before)]
+    if not ends or ends[-1] == len(before):
+        return ""
+    return before[ends[-1] :]
 
 
 def _same_section(a: SearchResult, b: SearchResult) -> bool:

@@ -230,6 +230,16 @@ def document(tx: Transaction, collection: str, source: str) -> Row | None:
     ).fetchone()
 
 
+def text_before(tx: Transaction, collection: str, source: str, end: int, chars: int) -> str:
+    """Up to ``chars`` characters of a document's text before offset ``end``."""
+    start = max(end - chars, 0)
+    found = tx.execute(
+        "SELECT substr(text, ?, ?) FROM kb_documents WHERE collection = ? AND source = ?",
+        (start + 1, end - start, collection, source),
+    ).scalar()
+    return "" if found is None else str(found)
+
+
 def documents(tx: Transaction, collection: str | None, limit: int | None, offset: int) -> list[Row]:
     """Documents without their text, by collection and source."""
     sql = f"SELECT {DOCUMENT_COLUMNS} FROM kb_documents"

@@ -9,7 +9,7 @@ from remembrances.chunking import Chunker
 from remembrances.enrichment.budget import Limits, fit
 from remembrances.enrichment.sources import kb_item
 from remembrances.kb import KnowledgeBase
-from remembrances.kb.passages import MAX_CHUNKS
+from remembrances.kb.passages import MAX_CHUNKS, sentence_lead
 
 FILLER = "Nothing to see in this sentence about weather and lunch. "
 
@@ -128,3 +128,41 @@ def test_chunks_without_offsets_are_never_joined(kb: KnowledgeBase, store: Store
     hits = kb.search("rotation key signs token batch", limit=10)
     assert sorted(h.text for h in hits) == sorted(texts)
     assert all(h.best_span == (0, len(h.text)) for h in hits)
+
+
+def test_a_passage_that_starts_mid_sentence_starts_at_its_sentence(
+    kb: KnowledgeBase, store: Store
+) -> None:
+    steps = " ".join(f"then step{i}" for i in range(14))
+    sentence = (
+        f"Tokens are checked against the rotation list {steps} and a token signed "
+        "with a key older than ninety days is refused."
+    )
+    intro = "A short intro about where tokens come from, kept brief on purpose."
+    doc = f"# Tokens\n\n{intro}\n\n{sentence}\n"
+    kb.add(doc, source="tokens.md")
+    for i in range(4):  # better matches than the section's first chunk, worse than its last
+        kb.add(f"The key was refused, case {i}.", source=f"other-{i}.md")
+    chunks = [r.text for r in store.get_source("kb", "tokens.md")]
+    assert len(chunks) == 2 and not chunks[1].startswith("Tokens")  # it starts mid-sentence
+    hit = kb.search("key older than ninety days refused", limit=1)[0]
+    assert hit.source == "tokens.md"
+    assert hit.text == sentence  # from the sentence's start, not the chunk's
+    assert hit.best_span is not None
+    start, end = hit.best_span
+    assert hit.text[start:end] == chunks[1]
+
+
+@pytest.mark.parametrize(
+    ("before", "lead"),
+    [
+        ("First one. The second one runs ", "The second one runs "),
+        ("a title line\nThe text goes ", "The text goes "),
+        ("It ended. ", ""),
+        ("a line\n", ""),
+        ("no sentence start within reach ", ""),
+        ("", ""),
+    ],
+)
+def test_sentence_lead(before: str, lead: str) -> None:
+    assert sentence_lead(before) == lead
