@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ..kb.passages import MAX_LEAD_CHARS, sentence_lead
 from .render import render_block, render_section
 from .sources import ContextItem
 
@@ -133,14 +134,15 @@ def fit(
 
 
 def _from_focus(item: ContextItem, text: str, max_chars: int) -> str:
-    """``text``, or its end from where the best-matching part begins when a cut to
-    ``max_chars`` would lose that part."""
+    """``text``, or its end from the start of the sentence where the best-matching
+    part begins, when a cut to ``max_chars`` would lose that part."""
     if item.focus is None or len(text) <= max_chars:
         return text
     lead = len(item.text) - len(item.text.lstrip())
     start, end = item.focus[0] - lead, item.focus[1] - lead
     if start <= 0 or end <= max_chars:
         return text
+    start -= len(sentence_lead(text[max(start - MAX_LEAD_CHARS, 0) : start]))
     return LEADING_ELLIPSIS + text[start:].lstrip()
 
 

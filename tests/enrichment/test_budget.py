@@ -151,3 +151,14 @@ def test_each_layers_hit_becomes_an_item_with_its_own_label() -> None:
     assert code.origin == "[app] a/b.py:3-9 C.m (method)" and code.score is None
     assert code.language == "python" and code.source_kind == "code"
     assert code.to_dict()["label"] == code.origin
+
+
+def test_a_focus_cut_starts_at_the_sentence_of_the_best_part() -> None:
+    filler = "Filler sentence about nothing in particular. " * 40
+    needle = "The cache warm-up crashed the API pods during the deploy."
+    text = filler + needle
+    start = text.index("crashed")  # the best part starts mid-sentence
+    item = ContextItem("kb", "doc", text, 0.5, "kb:doc:1", focus=(start, len(text)))
+    limits = Limits(total_chars=None, section_chars={"kb": None}, item_chars=200)
+    ((_, shown),) = fit({"kb": [item]}, ["kb"], limits, header="")["kb"]
+    assert shown == "… " + needle
