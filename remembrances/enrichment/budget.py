@@ -140,8 +140,8 @@ def _from_focus(item: ContextItem, text: str, max_chars: int) -> str:
         return text
     lead = len(item.text) - len(item.text.lstrip())
     start, end = item.focus[0] - lead, item.focus[1] - lead
-    if start <= 0 or end <= max_chars:
-        return text
+    if start <= 0 or len(cut_text(text, max_chars).removesuffix(ELLIPSIS)) >= end:
+        return text  # the cut keeps the best part anyway
     start -= len(sentence_lead(text[max(start - MAX_LEAD_CHARS, 0) : start]))
     return LEADING_ELLIPSIS + text[start:].lstrip()
 

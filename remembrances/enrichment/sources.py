@@ -24,11 +24,10 @@ if TYPE_CHECKING:
     from ..kb.records import KBHit
     from ..service import RemembrancesService
 
-#: Heading lines at the start of a KB chunk, Markdown (``## Install``) or reStructuredText
-#: (a title underlined with ``----``): the origin already names them.
-_LEADING_HEADINGS = re.compile(
-    r"\A(?:[ \t]*#{1,6}[ \t][^\n]*\n+|[^\s\n][^\n]*\n([=\-`:'\"~^_*+#])\1{2,}[ \t]*\n+)+"
-)
+#: A Markdown heading line at the start of a KB chunk: the origin already names it.
+_LEADING_MARKDOWN_HEADING = re.compile(r"\A[ \t]*#{1,6}[ \t][^\n]*\n+")
+#: A reStructuredText title (a line, then a line of one repeated punctuation character).
+_LEADING_TITLE = re.compile(r"\A([^\s][^\n]*)\n(([=\-`:'\"~^_*+#])\3{2,})[ \t]*\n+")
 
 #: The enricher's sources are the service's layers (``svc.kb``, ``svc.events``,
 #: ``svc.code``); each hit's kind is "kb", "event" or "code".
@@ -85,7 +84,7 @@ def _score(value: float | None) -> float | None:
 
 
 def kb_item(hit: KBHit) -> ContextItem:
-    text = _LEADING_HEADINGS.sub("", hit.text)  # the label names the headings
+    text = _without_leading_headings(hit.text)  # the label names the headings
     key = f"kb:{hit.source}:{hit.chunk_id}"
     focus = None
     if hit.best_span is not None:
@@ -94,6 +93,21 @@ def kb_item(hit: KBHit) -> ContextItem:
     return ContextItem(
         "kb", hit.label, text, _score(hit.score), key, metadata=hit.metadata, focus=focus
     )
+
+
+def _without_leading_headings(text: str) -> str:
+    """``text`` without the heading lines it starts with. A reStructuredText title's
+    underline is at least as long as the title, which tells it from a line followed
+    by a code fence or a rule (``foo()`` then three backticks)."""
+    while True:
+        if heading := _LEADING_MARKDOWN_HEADING.match(text):
+            text = text[heading.end() :]
+        elif (title := _LEADING_TITLE.match(text)) and len(title.group(2)) >= len(
+            title.group(1).rstrip()
+        ):
+            text = text[title.end() :]
+        else:
+            return text
 
 
 def event_item(hit: Event, *, shown: frozenset[int] = frozenset()) -> ContextItem:

@@ -445,10 +445,18 @@ class KnowledgeBase:
         with self.store.snapshot() as tx:
             for passage in inside:
                 first = passage.first
-                before = tables.text_before(
-                    tx, first.collection, first.source, passage.start, MAX_LEAD_CHARS
+                reach = min(passage.start, MAX_LEAD_CHARS)
+                around = tables.text_span(
+                    tx,
+                    first.collection,
+                    first.source,
+                    passage.start - reach,
+                    len(first.text) + reach,
                 )
-                passage.lead = sentence_lead(before)
+                # The search read the chunks in its own snapshot: a document replaced
+                # since then no longer holds them where they were, and gets no lead.
+                if around[reach:] == first.text:
+                    passage.lead = sentence_lead(around[:reach])
 
     def _titles(self, keys: set[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
         titles: dict[tuple[str, str], str | None] = {}

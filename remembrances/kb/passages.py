@@ -6,9 +6,10 @@ other sections out of the top few, and the best-scoring chunk is not always the
 one that holds the answer: on the development suite's docs questions the answer's
 own section ranked first through its neighbouring chunk in about one question
 in eight (benchmarks/RESULTS.md, "Passages"). So the chunks that match, taken
-best first, join the passage of an adjacent chunk of the same document and heading
-path, up to ``MAX_CHUNKS`` chunks; the passage is the document's text from its
-first chunk's start to its last chunk's end and keeps its best chunk's score.
+best first, join the passage of a chunk they overlap in the same section (same
+document and heading path), up to ``MAX_CHUNKS`` chunks; the passage is the
+document's text from its first chunk's start to its last chunk's end and keeps its
+best chunk's score. A chunker without overlap joins nothing.
 Code search folds a long symbol's parts into one hit the same way
 (``code/ranking.py``).
 
@@ -57,11 +58,12 @@ class Passage:
 
     @property
     def text(self) -> str:
-        """The document's text the parts cover, each overlap written once."""
+        """The document's text the parts cover, each overlap written once (joined
+        parts overlap: :meth:`_joins`)."""
         text, end = self.lead + self.parts[0].text, _offsets(self.parts[0])[1]
         for part in self.parts[1:]:
             start, part_end = _offsets(part)
-            text += part.text[end - start :] if start <= end else "\n" + part.text
+            text += part.text[end - start :]
             end = part_end
         return text
 
@@ -75,12 +77,21 @@ class Passage:
         return offset, offset + len(self.best.text)
 
     def _joins(self, result: SearchResult) -> bool:
+        """Whether ``result`` is the chunk just before or after this passage in its
+        section. Chunks of one section overlap (by the chunker's ``overlap``) and
+        chunks of two sections never do, even where both sections have the same
+        heading path (two "## Example" in a row): overlapping text is what joins."""
         if len(self.parts) >= MAX_CHUNKS or not _same_section(self.best, result):
             return False
-        if min(_offsets(result)[0], *(_offsets(p)[0] for p in self.parts)) < 0:
+        start, end = _offsets(result)
+        first, last = _offsets(self.parts[0]), _offsets(self.parts[-1])
+        if min(start, first[0]) < 0:
             return False  # stored before chunks kept their offsets: nothing to join by
-        positions = [p.position for p in self.parts]
-        return result.position in (min(positions) - 1, max(positions) + 1)
+        if result.position == self.parts[0].position - 1:
+            return end > first[0]
+        if result.position == self.parts[-1].position + 1:
+            return start < last[1]
+        return False
 
     def _add(self, result: SearchResult) -> None:
         self.parts.append(result)

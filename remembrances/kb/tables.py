@@ -230,12 +230,11 @@ def document(tx: Transaction, collection: str, source: str) -> Row | None:
     ).fetchone()
 
 
-def text_before(tx: Transaction, collection: str, source: str, end: int, chars: int) -> str:
-    """Up to ``chars`` characters of a document's text before offset ``end``."""
-    start = max(end - chars, 0)
+def text_span(tx: Transaction, collection: str, source: str, start: int, chars: int) -> str:
+    """``chars`` characters of a document's text from offset ``start`` ("" for none)."""
     found = tx.execute(
         "SELECT substr(text, ?, ?) FROM kb_documents WHERE collection = ? AND source = ?",
-        (start + 1, end - start, collection, source),
+        (start + 1, chars, collection, source),
     ).scalar()
     return "" if found is None else str(found)
 

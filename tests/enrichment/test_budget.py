@@ -162,3 +162,22 @@ def test_a_focus_cut_starts_at_the_sentence_of_the_best_part() -> None:
     limits = Limits(total_chars=None, section_chars={"kb": None}, item_chars=200)
     ((_, shown),) = fit({"kb": [item]}, ["kb"], limits, header="")["kb"]
     assert shown == "… " + needle
+
+
+def test_a_focus_cut_is_made_when_the_plain_cut_would_stop_short_of_the_best_part() -> None:
+    # The best part ends just inside item_chars, but a plain cut stops at the last
+    # sentence end before item_chars less the ellipsis: it would lose it.
+    filler = "Filler sentence about nothing in particular. " * 30
+    needle = "The cache warm-up crashed the API pods"
+    text = filler + needle + " and the rest of this sentence goes on for a while."
+    end = len(filler) + len(needle)
+    item = ContextItem("kb", "doc", text, 0.5, "kb:doc:1", focus=(len(filler), end))
+    limits = Limits(total_chars=None, section_chars={"kb": None}, item_chars=end + 1)
+    ((_, shown),) = fit({"kb": [item]}, ["kb"], limits, header="")["kb"]
+    assert needle in shown
+
+
+def test_a_line_before_a_code_fence_is_not_taken_for_a_title() -> None:
+    text = "result = connect(timeout=30)\n```\n\nThe timeout is in seconds."
+    item = kb_item(KBHit("a.md", "default", None, "", text, 0.5, {}, 1, 2))
+    assert item.text == text

@@ -9,7 +9,7 @@ from remembrances.chunking import Chunker
 from remembrances.enrichment.budget import Limits, fit
 from remembrances.enrichment.sources import kb_item
 from remembrances.kb import KnowledgeBase
-from remembrances.kb.passages import MAX_CHUNKS, sentence_lead
+from remembrances.kb.passages import MAX_CHUNKS, passages, sentence_lead
 
 FILLER = "Nothing to see in this sentence about weather and lunch. "
 
@@ -166,3 +166,39 @@ def test_a_passage_that_starts_mid_sentence_starts_at_its_sentence(
 )
 def test_sentence_lead(before: str, lead: str) -> None:
     assert sentence_lead(before) == lead
+
+
+def test_sibling_sections_with_one_heading_path_are_not_joined(store: Store) -> None:
+    kb = KnowledgeBase(store)
+    doc = "# Guide\n\n## Example\n\nZebra alpha one.\n\n\n\n## Example\n\nZebra beta two.\n"
+    kb.add(doc, source="guide.md")
+    hits = kb.search("zebra", limit=5)
+    assert len(hits) == 2 and all(h.text in doc for h in hits)
+    assert sum("Zebra" in h.text for h in hits) == 2
+
+
+def test_chunks_that_do_not_overlap_are_not_joined(store: Store) -> None:
+    kb = KnowledgeBase(store, chunker=Chunker(size=40, overlap=0))
+    doc = "Zebras run fast. Zebras eat grass. Zebras sleep standing. Zebras live long."
+    kb.add(doc, source="zebras.txt")
+    hits = kb.search("zebras", limit=10)
+    assert len(hits) == len(store.get_source("kb", "zebras.txt")) > 1
+    assert all(h.text in doc for h in hits)
+
+
+def test_a_document_replaced_after_the_search_gives_no_lead(
+    kb: KnowledgeBase, store: Store
+) -> None:
+    steps = " ".join(f"then step{i}" for i in range(14))
+    sentence = f"Tokens are checked against the rotation list {steps} and a key is refused."
+    intro = "A short intro about where tokens come from, kept brief on purpose."
+    kb.add(f"# Tokens\n\n{intro}\n\n{sentence}\n", source="tokens.md")
+    second = [r for r in store.search("key refused", kind="kb", limit=3) if r.position == 1]
+    found = passages(second, 1)
+    assert found and found[0].start > 0  # a passage that starts inside the document
+    kb._add_leads(found)
+    assert found[0].lead.startswith("Tokens are checked")  # while the document is unchanged
+    found[0].lead = ""
+    kb.add("# Tokens\n\n" + "Other words here. " * 30, source="tokens.md")
+    kb._add_leads(found)  # the chunks are from before the replacement
+    assert found[0].lead == ""
