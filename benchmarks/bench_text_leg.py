@@ -2,7 +2,7 @@
 
 Question: in a large code memory, how much faster is hybrid code search when its
 text leg first asks for the chunks holding the query's rare words
-(``storage.engine.COMMON_SHARE``; docs/search.md, "The text leg"), and do the
+(``storage.search.COMMON_SHARE``; docs/search.md, "The text leg"), and do the
 results stay the same?
 
 Setup: the ``Lib/`` of the Python running this script indexed with the hashing
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import remembrances
 from benchmarks.harness import load_average
-from remembrances.storage import sqlite_engine
+from remembrances.storage import search
 
 QUERIES = [
     "self return value",
@@ -73,7 +73,7 @@ def main() -> None:
 
 
 def run(service: remembrances.RemembrancesService) -> None:
-    shares = {"rare words first": sqlite_engine.COMMON_SHARE, "every word": -1.0}
+    shares = {"rare words first": search.COMMON_SHARE, "every word": -1.0}
     times: dict[str, list[float]] = {name: [] for name in shares}
     tops: dict[str, dict[str, list[tuple[str, str]]]] = {name: {} for name in shares}
     service.code.search("warm up", project="stdlib")
@@ -81,13 +81,13 @@ def run(service: remembrances.RemembrancesService) -> None:
         for _ in range(ROUNDS):
             for query in QUERIES:
                 for name, share in shares.items():
-                    sqlite_engine.COMMON_SHARE = share
+                    search.COMMON_SHARE = share
                     started = time.perf_counter()
                     hits = service.code.search(query, project="stdlib", limit=10)
                     times[name].append(1000 * (time.perf_counter() - started))
                     tops[name][query] = [(h.path, h.qualified_name) for h in hits]
     finally:
-        sqlite_engine.COMMON_SHARE = shares["rare words first"]
+        search.COMMON_SHARE = shares["rare words first"]
     rule, base = (tops[name] for name in shares)
     median = {name: statistics.median(t) for name, t in times.items()}
     p90 = {name: statistics.quantiles(t, n=10)[-1] for name, t in times.items()}

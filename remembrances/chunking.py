@@ -358,6 +358,25 @@ _WORD = re.compile(r"\s+")
 _LEVELS = (_PARAGRAPH, _LINE, _SENTENCE, _WORD)
 
 
+#: How far back :func:`sentence_lead` looks for the start of a sentence.
+MAX_LEAD_CHARS = 160
+
+
+def sentence_lead(before: str) -> str:
+    """The start of the sentence that ``before`` (the text just before a cut) leaves
+    unfinished: what follows its last sentence end or line break. "" when ``before``
+    ends at one, or holds none (then the sentence starts further back than we look).
+
+    A chunk after the first of its section starts inside the previous one's end, cut
+    at a word, so text shown from a chunk's start usually starts mid-sentence.
+    """
+    ends = [m.end() for m in _SENTENCE.finditer(before)]
+    ends += [m.end() for m in _LINE.finditer(before)]
+    if not ends or max(ends) == len(before):
+        return ""
+    return before[max(ends) :]
+
+
 def _pieces(text: str, start: int, end: int, limit: int, level: int) -> list[tuple[int, int]]:
     """Contiguous spans covering ``[start, end)``, each at most ``limit`` long."""
     if end - start <= limit:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..kb.passages import MAX_LEAD_CHARS, sentence_lead
+from ..chunking import MAX_LEAD_CHARS, sentence_lead
 from .render import render_block, render_section
 from .sources import ContextItem
 

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..chunking import Chunker, Format
+from ..chunking import MAX_LEAD_CHARS, Chunker, Format, sentence_lead
 from ..errors import InvalidInputError, NotFoundError
 from ..progress import Progress
 from ..storage.transaction import Row
@@ -29,7 +29,7 @@ from ..validation import check_limit, check_min_score, check_name
 from . import tables
 from .discovery import DEFAULT_MAX_BYTES, under
 from .ingest import ingest, watch
-from .passages import CANDIDATES_PER_HIT, MAX_LEAD_CHARS, Passage, passages, sentence_lead
+from .passages import CANDIDATES_PER_HIT, Passage, passages
 from .records import AddReport, Document, IngestReport, KBHit
 from .staging import (
     MAX_DOCUMENT_CHARS,

@@ -16,12 +16,12 @@ Code search folds a long symbol's parts into one hit the same way
 A chunk after the first of its section starts with the end of the previous one,
 cut at a word, so mostly mid-sentence ("from 0.59 to 0.73 on the test halves").
 A passage that starts so is extended back to the start of its sentence, at most
-``MAX_LEAD_CHARS`` and never across a line break (:func:`sentence_lead`).
+``chunking.MAX_LEAD_CHARS`` and never across a line break
+(:func:`~remembrances.chunking.sentence_lead`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -31,11 +31,6 @@ from ..records import SearchResult
 MAX_CHUNKS = 3
 #: Candidates asked of the store per hit, so that joining still fills the limit.
 CANDIDATES_PER_HIT = 3
-#: How far back a passage that starts mid-sentence may reach for its sentence's start.
-MAX_LEAD_CHARS = 160
-
-#: The end of a sentence (its punctuation, closing quotes or brackets, then space) or of a line.
-_BOUNDARY = re.compile(r"[.!?:;…][\"'”’)\]]*\s+|\n")
 
 
 @dataclass
@@ -108,16 +103,6 @@ def passages(results: Sequence[SearchResult], limit: int) -> list[Passage]:
         elif len(found) < limit:
             found.append(Passage(result, [result]))
     return found
-
-
-def sentence_lead(before: str) -> str:
-    """The start of the sentence that ``before`` (the document's text just before a
-    passage) leaves unfinished; "" when ``before`` ends a sentence or a line, or
-    holds no sentence start within it."""
-    ends = [m.end() for m in _BOUNDARY.finditer(before)]
-    if not ends or ends[-1] == len(before):
-        return ""
-    return before[ends[-1] :]
 
 
 def _same_section(a: SearchResult, b: SearchResult) -> bool:

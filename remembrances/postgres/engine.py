@@ -36,7 +36,7 @@ from ..embeddings.base import Vectors
 from ..errors import NotAMemoryError, SchemaVersionError
 from ..fts_query import query_terms
 from ..storage import text_match as coverage_math
-from ..storage.engine import COMMON_SHARE, Candidates, Engine, NewChunk, VectorIndexKind
+from ..storage.engine import Candidates, Engine, NewChunk, VectorIndexKind
 from ..storage.filters import ChunkFilter
 from ..storage.reports import CheckReport
 from ..storage.schema import check_read_only, migrate
@@ -378,26 +378,10 @@ class PostgresEngine:
 
     # -- the text leg and word coverage -----------------------------------------------
 
-    def text_leg(
-        self,
-        tx: Transaction,
-        query: str,
-        pool: int,
-        where: ChunkFilter,
-        *,
-        candidates_only: bool = False,
-    ) -> Candidates:
-        """Chunks holding any of the query's words, best ``ts_rank`` first; for
-        candidates only, those holding a rare word first (``COMMON_SHARE``)."""
+    def text_leg(self, tx: Transaction, query: str, pool: int, where: ChunkFilter) -> Candidates:
+        """Chunks holding any of the query's words, best ``ts_rank`` first."""
         words = query_terms(fold(query))
-        if not words:
-            return []
-        rare = self._rare_words(tx, words) if candidates_only else []
-        if rare and len(rare) < len(words):
-            hits = self._text_hits(tx, rare, pool, where)
-            if len(hits) >= pool:
-                return hits
-        return self._text_hits(tx, words, pool, where)
+        return self._text_hits(tx, words, pool, where) if words else []
 
     @staticmethod
     def _text_hits(
@@ -412,10 +396,10 @@ class PostgresEngine:
         )
         return [(int(r[0]), float(r[1])) for r in rows]
 
-    def _rare_words(self, tx: Transaction, words: Sequence[str]) -> list[str]:
-        """The words held by some but at most ``COMMON_SHARE`` of the chunks."""
+    def rare_words(self, tx: Transaction, query: str, share: float) -> list[str]:
+        words = query_terms(fold(query))
         totals = tx.execute("SELECT chunks FROM text_totals").scalar()
-        if not totals:
+        if len(words) < 2 or not totals:
             return []
         pairs = self._stems(tx, words)
         found = {
@@ -424,8 +408,9 @@ class PostgresEngine:
                 "SELECT term, chunks FROM text_terms WHERE term = ANY(?)", ([s for _, s in pairs],)
             )
         }
-        limit = COMMON_SHARE * int(totals)
-        return [word for word, stem in pairs if 0 < found.get(stem, 0) <= limit]
+        limit = share * int(totals)
+        rare = [word for word, stem in pairs if 0 < found.get(stem, 0) <= limit]
+        return rare if len(rare) < len(words) else []
 
     @staticmethod
     def _stems(tx: Transaction, words: Sequence[str]) -> list[tuple[str, str]]:

@@ -32,15 +32,6 @@ VectorIndexKind = Literal["memory", "vec0"]
 #: similarity; text legs give a "higher is better" relevance of the engine's own scale.
 Candidates = list[tuple[int, float]]
 
-#: A word held by more than this share of the chunks is common. Ranking every chunk
-#: that holds a common word is what makes a text search slow on a large memory
-#: (``self``, ``def`` and ``return`` are in 40-53% of a Python code memory's chunks);
-#: when the text leg only proposes candidates, the chunks holding one of the query's
-#: rare words are asked for first, and the query runs with every word only when they
-#: are fewer than the pool. Not for a ranked text search: several common words
-#: together can outrank one rare word in BM25 (benchmarks/RESULTS.md, "Text leg").
-COMMON_SHARE = 0.05
-
 
 @dataclass(frozen=True)
 class NewChunk:
@@ -164,22 +155,14 @@ class Engine(Protocol):
         that many chunks match."""
         ...
 
-    def text_leg(
-        self,
-        tx: Transaction,
-        query: str,
-        pool: int,
-        where: ChunkFilter,
-        *,
-        candidates_only: bool = False,
-    ) -> Candidates:
+    def text_leg(self, tx: Transaction, query: str, pool: int, where: ChunkFilter) -> Candidates:
         """The ``pool`` best chunks holding any of the query's words (never the raw
-        query as a full-text expression), by the engine's own relevance.
+        query as a full-text expression), by the engine's own relevance."""
+        ...
 
-        ``candidates_only``: the caller scores what comes back on its own (pointwise
-        fusion), so only which chunks come back matters, and the engine may start
-        from the query's rare words (``COMMON_SHARE``).
-        """
+    def rare_words(self, tx: Transaction, query: str, share: float) -> list[str]:
+        """The query's words held by some but at most ``share`` of the chunks; []
+        unless some of its words are rare and some are not."""
         ...
 
     def text_match(self, tx: Transaction, query: str, ids: Sequence[int]) -> dict[int, float]:

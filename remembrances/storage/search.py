@@ -35,6 +35,12 @@ QUERY_CACHE_SIZE = 256
 HYBRID_POOL = 100
 #: The most candidates a leg is asked for (vec0's ``k`` limit).
 MAX_POOL = 4096
+#: A word held by more than this share of the chunks is common. Ranking every chunk
+#: that holds a common word is what makes a text search slow on a large memory
+#: (``self``, ``def`` and ``return`` are in 40-53% of a Python code memory's chunks).
+#: Not for a ranked text search: several common words together can outrank one rare
+#: word in BM25 (:func:`text_candidates`; benchmarks/RESULTS.md, "Text leg").
+COMMON_SHARE = 0.05
 
 
 class Reranker(Protocol):
@@ -128,11 +134,10 @@ def search(
                 )
             ]
         if mode != "vector":
-            # Pointwise fusion scores every candidate itself: the leg only proposes.
-            candidates_only = mode == "hybrid" and request.fuse == "pointwise"
-            text_hits = engine.text_leg(
-                tx, query, pool, request.where, candidates_only=candidates_only
-            )
+            if mode == "hybrid" and request.fuse == "pointwise":
+                text_hits = text_candidates(engine, tx, query, pool, request.where)
+            else:  # text mode and RRF rank by the leg's own order
+                text_hits = engine.text_leg(tx, query, pool, request.where)
         fused = _fuse(engine, tx, request, vector, vector_hits, text_hits)
         fused = [f for f in fused if f.score >= request.min_score]
         if request.mmr is not None:
@@ -144,6 +149,21 @@ def search(
         assert reranker is not None
         results = _rerank(reranker, query, results, request.limit, request.min_score)
     return results
+
+
+def text_candidates(
+    engine: Engine, tx: Transaction, query: str, pool: int, where: ChunkFilter
+) -> list[tuple[int, float]]:
+    """The text leg of a pointwise-fused search, which only proposes candidates
+    (each is then scored on its own cosine and coverage): the chunks holding one of
+    the query's rare words (``COMMON_SHARE``) when they fill the pool, else the
+    chunks holding any of its words."""
+    rare = engine.rare_words(tx, query, COMMON_SHARE)
+    if rare:
+        hits = engine.text_leg(tx, " ".join(rare), pool, where)
+        if len(hits) >= pool:
+            return hits
+    return engine.text_leg(tx, query, pool, where)
 
 
 def _names_nothing(tx: Transaction, engine: Engine, where: ChunkFilter) -> bool:

@@ -22,10 +22,10 @@ import numpy as np
 
 from ..embeddings.base import Vectors, to_blob
 from ..errors import NotAMemoryError, RemembrancesError
-from ..fts_query import fts_query, match_any
+from ..fts_query import fts_query
 from . import text_match as text_matching
 from . import vec0_storage
-from .engine import COMMON_SHARE, Candidates, NewChunk, VectorIndexKind
+from .engine import Candidates, NewChunk, VectorIndexKind
 from .filters import ChunkFilter
 from .in_lists import in_lists
 from .reports import CheckReport
@@ -450,24 +450,26 @@ class SqliteEngine:
         self.index.sync(conn)
         return self.index
 
-    def text_leg(
-        self,
-        tx: Transaction,
-        query: str,
-        pool: int,
-        where: ChunkFilter,
-        *,
-        candidates_only: bool = False,
-    ) -> Candidates:
-        conn = _connection(tx)
-        if candidates_only:
-            rare = text_matching.rare_words(conn, query, COMMON_SHARE)
-            if rare:
-                hits = _bm25_hits(conn, match_any(rare), pool, where)
-                if len(hits) >= pool:
-                    return hits
+    def text_leg(self, tx: Transaction, query: str, pool: int, where: ChunkFilter) -> Candidates:
         match = fts_query(query)
-        return [] if match is None else _bm25_hits(conn, match, pool, where)
+        if match is None:
+            return []
+        sql, params = where.sql()
+        rows = (
+            _connection(tx)
+            .execute(
+                "SELECT c.id, bm25(chunks_fts) AS s FROM chunks_fts "
+                "JOIN chunks c ON c.id = chunks_fts.rowid "
+                f"WHERE chunks_fts MATCH ? AND {sql} ORDER BY s LIMIT ?",
+                (match, *params, pool),
+            )
+            .fetchall()
+        )
+        # Raw BM25, higher is better: fusion needs the unsquashed values.
+        return [(int(i), max(-float(s), 0.0)) for i, s in rows]
+
+    def rare_words(self, tx: Transaction, query: str, share: float) -> list[str]:
+        return text_matching.rare_words(_connection(tx), query, share)
 
     def text_match(self, tx: Transaction, query: str, ids: Sequence[int]) -> dict[int, float]:
         return text_matching.text_match(_connection(tx), query, ids)
@@ -533,16 +535,3 @@ class SqliteEngine:
             for suffix in ("", "-wal")
             if os.path.exists(self.path + suffix)
         )
-
-
-def _bm25_hits(conn: Connection, match: str, pool: int, where: ChunkFilter) -> Candidates:
-    """The ``pool`` chunks that best match ``match``, by FTS5's BM25."""
-    sql, params = where.sql()
-    rows = conn.execute(
-        "SELECT c.id, bm25(chunks_fts) AS s FROM chunks_fts "
-        "JOIN chunks c ON c.id = chunks_fts.rowid "
-        f"WHERE chunks_fts MATCH ? AND {sql} ORDER BY s LIMIT ?",
-        (match, *params, pool),
-    ).fetchall()
-    # Raw BM25, higher is better: fusion needs the unsquashed values.
-    return [(int(i), max(-float(s), 0.0)) for i, s in rows]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from remembrances import Chunk, InvalidInputError, Store
-from remembrances.chunking import Chunker
+from remembrances.chunking import Chunker, sentence_lead
 from remembrances.enrichment.budget import Limits, fit
 from remembrances.enrichment.sources import kb_item
 from remembrances.kb import KnowledgeBase
-from remembrances.kb.passages import MAX_CHUNKS, passages, sentence_lead
+from remembrances.kb.passages import MAX_CHUNKS, passages
 
 FILLER = "Nothing to see in this sentence about weather and lunch. "
 

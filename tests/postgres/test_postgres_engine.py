@@ -15,7 +15,7 @@ from remembrances.embeddings.base import to_blob
 from remembrances.postgres.engine import PostgresEngine
 from remembrances.storage.engine import NewChunk
 from remembrances.storage.filters import ChunkFilter
-from remembrances.storage.search import chunk_rows
+from remembrances.storage.search import COMMON_SHARE, chunk_rows, text_candidates
 from remembrances.storage.text_match import text_match as sqlite_text_match
 from remembrances.storage.transaction import Transaction
 
@@ -355,9 +355,9 @@ def test_text_leg_asks_rare_words_first_for_candidates_but_never_returns_fewer(
         )
     rare_ids = set(ids[100:])  # 3 of 103 chunks: rare
     with engine.read() as tx:
-        assert engine._rare_words(tx, ["common", "rare"]) == ["rare"]
-        two = engine.text_leg(tx, "common rare", 2, ChunkFilter(), candidates_only=True)
-        five = engine.text_leg(tx, "common rare", 5, ChunkFilter(), candidates_only=True)
+        assert engine.rare_words(tx, "common rare", COMMON_SHARE) == ["rare"]
+        two = text_candidates(engine, tx, "common rare", 2, ChunkFilter())
+        five = text_candidates(engine, tx, "common rare", 5, ChunkFilter())
     assert len(two) == 2 and {i for i, _ in two} <= rare_ids
     # Only 3 chunks hold the rare word: the leg falls back to every word for 5.
     assert len(five) == 5 and rare_ids <= {i for i, _ in five}

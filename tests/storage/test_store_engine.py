@@ -10,6 +10,7 @@ from remembrances import Chunk, EmbedderMismatchError, Store
 from remembrances.embeddings import HashEmbedder
 from remembrances.storage.engine import Engine
 from remembrances.storage.filters import ChunkFilter
+from remembrances.storage.search import text_candidates
 from remembrances.storage.sqlite_engine import SqliteEngine
 
 
@@ -70,8 +71,8 @@ def test_the_text_leg_asks_rare_words_first_only_for_candidates(store: Store) ->
     rare_ids, common_ids = set(ids[98:]), set(ids[:30])
     query = "alpha beta gamma delta rare"
     with store.engine.read() as tx:
-        two = store.engine.text_leg(tx, query, 2, ChunkFilter(), candidates_only=True)
-        six = store.engine.text_leg(tx, query, 6, ChunkFilter(), candidates_only=True)
+        two = text_candidates(store.engine, tx, query, 2, ChunkFilter())
+        six = text_candidates(store.engine, tx, query, 6, ChunkFilter())
         ranked_two = store.engine.text_leg(tx, query, 2, ChunkFilter())
         ranked_six = store.engine.text_leg(tx, query, 6, ChunkFilter())
     assert len(two) == 2 and {i for i, _ in two} <= rare_ids
