@@ -83,6 +83,9 @@ class FusionParams:
     name_weight: float = 0.0
     parameter_weight: float = 0.0
     enclosing_weight: float = 0.0
+    #: Whether an identifier the query writes joined (``send_file``) counts fully only in
+    #: chunks that write it so (``storage/text_match.py``).
+    joined_names: bool = True
 
     def score(
         self,
@@ -123,6 +126,10 @@ KIND_PARAMS: dict[str, FusionParams] = {
     # as code (``*val*``, `timeout`) weighs as much: fitted on the same fit halves.
     # A method (function) whose class (file) reads closer to the question than itself
     # takes 6 / 9.72 of the difference as cosine (its context): same fit halves.
+    # A name the query writes (``send_file``) is in every caller and in docstrings
+    # pointing to it ("Like :meth:`url_defaults`, but ..."): it says less in code than in
+    # prose, and the name and parameter matches already use it (joined_names off:
+    # self-supervised sets -0.002 nDCG@10 with it on, benchmarks/RESULTS.md).
     "code": FusionParams(
         bias=-9.3,
         cosine_weight=9.72,
@@ -130,6 +137,7 @@ KIND_PARAMS: dict[str, FusionParams] = {
         name_weight=2.0,
         parameter_weight=2.0,
         enclosing_weight=6.0,
+        joined_names=False,
     ),
 }
 

@@ -56,6 +56,7 @@ from .storage.sqlite_engine import SqliteEngine
 from .storage.transaction import Dialect, Row, Transaction
 from .storage.vector_index import VectorIndex
 from .validation import (
+    check_id,
     check_limit,
     check_min_score,
     check_name,
@@ -223,6 +224,12 @@ class Store:
         A memory without vectors yet records it; one written with another model (or
         dimension) refuses it with a message that says how to re-embed.
         """
+        if not 1 <= embedder.dim <= self.engine.max_dimensions:
+            raise EmbedderUnavailableError(
+                f"embedder {embedder.name!r} makes {embedder.dim}-dimensional vectors; "
+                f"{self.path} can index 1 to {self.engine.max_dimensions} dimensions "
+                "(a provider's dimensions= option shortens its vectors)"
+            )
         name, dim = self.embedder_name, self.dim
         if name is None:
             if not self.engine.read_only:
@@ -511,6 +518,7 @@ class Store:
     # -- reading -----------------------------------------------------------------------
 
     def get(self, chunk_id: int) -> StoredChunk:
+        chunk_id = check_id(chunk_id, "chunk id")
         with self.engine.read() as tx:
             row = tx.execute(
                 f"SELECT {self.engine.chunk_columns} FROM chunks c WHERE c.id = ?", (chunk_id,)

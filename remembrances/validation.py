@@ -122,6 +122,26 @@ def check_limit(value: Any, maximum: int, what: str = "limit") -> int:
     return value
 
 
+#: The largest integer SQLite stores (a signed 64-bit rowid).
+MAX_ID = 2**63 - 1
+
+
+def check_id(value: Any, what: str = "id") -> int:
+    """A row id: an integer SQLite can hold (a bigger one is no row, not an overflow)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{what} must be an integer, not {value!r}")
+    if not -MAX_ID - 1 <= value <= MAX_ID:
+        raise InvalidInputError(f"{what} {value} is out of range (ids are 64-bit integers)")
+    return value
+
+
+def check_offset(value: Any, what: str = "offset") -> int:
+    """How many results to skip: a non-negative integer SQLite can hold."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_ID:
+        raise InvalidInputError(f"{what} must be an integer from 0 to {MAX_ID}")
+    return value
+
+
 def check_min_score(value: Any, what: str = "min_score") -> float:
     """A score threshold: a finite number from 0 to 1, the range of every fused score."""
     if (

@@ -6,10 +6,13 @@ import pytest
 
 from remembrances import Chunk, Store
 from remembrances.storage.text_match import (
+    LOOSE_PARTS,
     PRIOR_CHUNKS,
     TOKENIZER,
     QueryWords,
+    identifiers,
     idf,
+    part_weights,
     rare_words,
     text_match,
 )
@@ -88,3 +91,31 @@ def test_rare_words_are_those_some_but_few_chunks_hold(store: Store) -> None:
         assert rare_words(conn, "rare", 0.05) == []  # one word: nothing to put first
         assert rare_words(conn, "common note", 0.05) == []  # no rare word
         assert rare_words(conn, "common rare", 1.0) == []  # every word counts as rare
+
+
+def test_identifiers_are_the_joined_names_with_the_words_only_they_give() -> None:
+    def same(words: list[str]) -> list[str]:
+        return words
+
+    found = identifiers("use send_file or app.config, e.g. 2.3, not get_or_create alone", same)
+    assert [i.pattern.pattern for i in found] == [
+        r"(?<![\w])(?:send_file)(?![\w])",
+        r"(?<![\w])(?:app\.config|config)(?![\w])",
+        r"(?<![\w])(?:get_or_create)(?![\w])",
+    ]
+    assert [sorted(i.stems) for i in found] == [
+        ["file", "send"],
+        ["app", "config"],
+        ["create", "get"],
+    ]
+    assert identifiers("plain words only, version 2.3, e.g. this", same) == []
+    # "file" is said alone too: only "send" depends on the name
+    assert [sorted(i.stems) for i in identifiers("send_file with a file", same)] == [["send"]]
+
+
+def test_part_weights_discount_only_the_words_of_names_a_chunk_lacks() -> None:
+    found = identifiers("send_file then", lambda words: words)
+    stems = ["send", "file", "then"]
+    assert part_weights(stems, found, "call send_file(x)") is None
+    assert part_weights(stems, found, "send a file") == [LOOSE_PARTS, LOOSE_PARTS, 1.0]
+    assert part_weights(stems, found, "resend_file_now") == [LOOSE_PARTS, LOOSE_PARTS, 1.0]

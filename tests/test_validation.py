@@ -7,6 +7,7 @@ was written.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -105,3 +106,72 @@ def test_in_lists_cut_long_lists_with_matching_placeholders() -> None:
     assert all(marks.count("?") == len(p) for p, marks in parts)
     assert [v for p, _ in parts for v in p] == list(range(1201))
     assert list(in_lists([])) == []
+
+
+@pytest.mark.parametrize("bad", [10**30, -(10**30), 2**63])
+def test_ids_and_offsets_beyond_64_bits_are_refused_not_overflowed(store: Store, bad: int) -> None:
+    events = EventLog(store)
+    events.log("alpha beta")
+    kb = KnowledgeBase(store)
+    for call in (
+        lambda: events.get(bad),
+        lambda: events.delete(bad),
+        lambda: events.reindex([bad]),
+        lambda: store.get(bad),
+    ):
+        with pytest.raises(InvalidInputError, match="out of range"):
+            call()
+    for call in (lambda: events.list(offset=bad), lambda: kb.list(offset=bad)):
+        with pytest.raises(InvalidInputError, match="offset must be an integer from 0"):
+            call()
+    assert events.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("value", "type_name"), [(123, "int"), ({"default": 1}, "dict"), (b"default", "bytes")]
+)
+def test_a_filter_name_of_the_wrong_type_is_refused_by_its_type(
+    store: Store, value: Any, type_name: str
+) -> None:
+    KnowledgeBase(store).add("alpha beta", source="doc")
+    for call, what in (
+        (lambda: store.search("alpha", collection=value), "collection"),
+        (lambda: store.search("alpha", kind=value), "kind"),
+        (lambda: KnowledgeBase(store).search("alpha", collection=value), "collection"),
+    ):
+        with pytest.raises(InvalidInputError, match=f"{what} must be a name or a list of names, "):
+            call()
+        with pytest.raises(InvalidInputError, match=f"not {type_name}$"):
+            call()
+    # the forms that are meant still work
+    assert len(store.search("alpha", collection=["default"])) == 1
+    assert len(store.search("alpha", collection={"default"})) == 1
+
+
+def test_code_search_checks_min_score_like_the_other_layers(store: Store) -> None:
+    with pytest.raises(InvalidInputError, match="min_score must be a number from 0 to 1"):
+        CodeIndexer(store).search("alpha", min_score=float("nan"))
+
+
+def test_a_directory_or_an_empty_path_is_refused_as_a_memory_file(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInputError, match="is a directory; a memory is one file"):
+        Store(tmp_path)
+    with pytest.raises(InvalidInputError, match="path is empty"):
+        Store("")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("patterns", "match"),
+    [(["\\"], "not a valid glob"), (["  "], "blank"), (["# x"], "comment"), (["!*.md"], "alone")],
+)
+def test_ingest_patterns_that_would_select_nothing_are_refused(
+    store: Store, tmp_path: Path, patterns: list[str], match: str
+) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# A\n\nalpha beta\n")
+    kb = KnowledgeBase(store)
+    with pytest.raises(InvalidInputError, match=match):
+        kb.ingest(tmp_path / "docs", patterns=patterns)
+    assert kb.count() == 0
+    assert kb.ingest(tmp_path / "docs", patterns=["*.md"]).added == ["a.md"]

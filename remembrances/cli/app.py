@@ -35,7 +35,25 @@ class MemoryLocation(click.ParamType):  # type: ignore[type-arg]
             return value
         from ..postgres.url import is_postgres_url
 
-        return value if is_postgres_url(value) else Path(value)
+        if is_postgres_url(value):
+            return value
+        problem = _not_a_file_path(value)
+        if problem:
+            self.fail(problem, param, ctx)
+        return Path(value)
+
+
+def _not_a_file_path(value: str) -> str | None:
+    """Why ``value`` cannot name a memory file, or None. SQLite would report a folder
+    as a disk I/O error, and a trailing slash would quietly make a file of the folder."""
+    if not value.strip():
+        return "an empty string is not a file path"
+    path = Path(value)
+    if path.is_dir():
+        return f"{value!r} is a directory; give a file path in it, such as {path / 'memory.db'}"
+    if value.endswith(("/", os.sep)):
+        return f"{value!r} ends with a slash; give a file path, such as {path / 'memory.db'}"
+    return None
 
 
 class State:
@@ -55,6 +73,9 @@ class State:
         self.as_json = as_json
         self.debug = debug
         self._service: RemembrancesService | None = None
+        # The command being run and its arguments, for error messages in its words.
+        self.command: click.Command | None = None
+        self.arguments: dict[str, Any] = {}
 
     @cached_property
     def db(self) -> Path | str:
@@ -65,9 +86,12 @@ class State:
         from ..postgres.url import is_postgres_url
         from ..service import default_path
 
-        if is_postgres_url(os.environ.get("REMEMBRANCES_DB")):
-            return os.environ["REMEMBRANCES_DB"]
-
+        value = os.environ.get("REMEMBRANCES_DB")
+        if is_postgres_url(value):
+            return str(value)
+        problem = _not_a_file_path(value) if value else None
+        if problem:
+            raise click.UsageError(f"REMEMBRANCES_DB: {problem}")
         return default_path()
 
     @cached_property
@@ -127,15 +151,18 @@ class RootGroup(click.Group):
             state = ctx.find_object(State)
             if state is None or state.debug:
                 raise
-            raise click.ClickException(_one_line(exc)) from None
+            raise click.ClickException(_one_line(exc, state)) from None
         finally:
             state = ctx.find_object(State)
             if state is not None:
                 state.close()
 
 
-def _one_line(exc: BaseException) -> str:
-    message = _cli_words(" ".join(str(exc).split()) or type(exc).__name__)
+def _one_line(exc: BaseException, state: State | None = None) -> str:
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    command = state.command if state is not None else None
+    arguments = state.arguments if state is not None else {}
+    message = _undecodable(message, command, arguments) or _cli_words(message, command)
     if isinstance(exc, USER_ERRORS):
         return message
     return f"unexpected {type(exc).__name__}: {message} (rerun with --debug for the traceback)"
@@ -154,15 +181,61 @@ def _option_names(group: click.Group) -> dict[str, str]:
     return names
 
 
-def _cli_words(message: str) -> str:
+def _command_options(command: click.Command | None) -> dict[str, str]:
+    """The running command's options by parameter name (``limit`` -> ``-n/--limit``)."""
+    if command is None:
+        return {}
+    return {
+        param.name: "/".join(param.opts)
+        for param in command.params
+        if isinstance(param, click.Option) and param.name and param.opts
+    }
+
+
+def _cli_words(message: str, command: click.Command | None = None) -> str:
     """The library names Python parameters; a CLI user needs the options that set them."""
     names = _option_names(cli)
     if names:
         # whole words only: not part of a path, a longer name or a keyword argument
         pattern = r"(?<![\w./-])(" + "|".join(map(re.escape, sorted(names))) + r")(?![\w/=-])"
         message = re.sub(pattern, lambda m: names[m.group(1)], message)
+    own = _command_options(command)
+    if own:
+        # Plain words (limit, at, since) are renamed only where they are the subject of
+        # the message ("limit must be", "at 'x' is not", "since (...) is after until
+        # (...)", "limit: Input should be"), never in its prose ("the limit is 10").
+        words = "|".join(map(re.escape, sorted(own, key=len, reverse=True)))
+        subject = (
+            rf"(?:^|(?<=; )|(?<=after )|(?<=before ))({words})"
+            r"(?=:| (?:must|is|reaches|has|cannot)\b| ['\"(])"
+        )
+        message = re.sub(subject, lambda m: own[m.group(1)], message)
+        message = re.sub(rf"\bpass ({words})=\.\.\.", lambda m: f"pass {own[m.group(1)]}", message)
     message = re.sub(r" ?\(Python: [^()]*(?:\([^()]*\)[^()]*)*\)", "", message)
     return re.sub(r"\(--(\w[\w-]*) ([^,()]+), or \w+=[^)]* in Python\)", r"(--\1 \2)", message)
+
+
+#: What Python makes of a byte in argv that is not UTF-8 (``surrogateescape``).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _undecodable(message: str, command: click.Command | None, arguments: dict[str, Any]) -> str:
+    """The library calls a non-UTF-8 byte from the shell a "lone surrogate": say which
+    argument holds it and which byte it is, in terms a shell user can act on."""
+    if "surrogate" not in message or command is None:
+        return ""
+    params = {p.name: p for p in command.params if p.name}
+    for name, value in arguments.items():
+        for text in value if isinstance(value, tuple) else (value,):
+            found = _SURROGATE.search(text) if isinstance(text, str) else None
+            if found is None or name not in params:
+                continue
+            param, char = params[name], found.group()
+            what = f"the {name}" if isinstance(param, click.Argument) else "/".join(param.opts)
+            at = len(text[: found.start()].encode("utf-8")) + 1  # counted as the shell does
+            byte = f" is 0x{ord(char) - 0xDC00:02x}" if char >= "\udc80" else ""
+            return f"{what} is not valid UTF-8 (byte {at}{byte}); check your terminal's encoding"
+    return ""
 
 
 def pass_state(fn: F) -> F:
@@ -172,6 +245,7 @@ def pass_state(fn: F) -> F:
     def wrapper(ctx: click.Context, *args: Any, **kwargs: Any) -> Any:
         state = ctx.find_object(State)
         assert state is not None
+        state.command, state.arguments = ctx.command, dict(kwargs)
         if kwargs.pop("as_json", False):
             state.as_json = True
             state.__dict__.pop("out", None)

@@ -11,6 +11,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from .app import State, cli, json_option, pass_state
+from .options import MODES
 from .output import when
 from .render import first, hits_view, record, records
 
@@ -78,6 +79,8 @@ def backfill(state: State, project: str | None) -> None:
 @click.option("--language", "languages", multiple=True)
 @click.option("--kind", "kinds", multiple=True, help="function, method, class...")
 @click.option("--path", default=None, help="Only files under this relative path.")
+@click.option("--min-score", type=float, default=0.0, help="Only hits scoring at least this.")
+@click.option("--mode", type=MODES, default="hybrid", show_default=True)
 @json_option
 @pass_state
 def search(
@@ -88,6 +91,8 @@ def search(
     languages: tuple[str, ...],
     kinds: tuple[str, ...],
     path: str | None,
+    min_score: float,
+    mode: str,
 ) -> None:
     """Search code by plain words or identifiers; hits show file:lines and highlighted code."""
     hits = state.service().code.search(
@@ -97,6 +102,8 @@ def search(
         languages=list(languages) or None,
         kinds=list(kinds) or None,
         path=path,
+        min_score=min_score,
+        mode=mode,  # type: ignore[arg-type]  # click.Choice checked it
     )
     data = records(hits)
     state.out.emit(data, hits_view(state.out, data))
@@ -163,7 +170,7 @@ def refs(state: State, name: str, project: str | None) -> None:
 @click.argument("project")
 @click.option(
     "--tokens",
-    "budget",
+    "budget_tokens",  # the library's name: its errors then name --tokens
     type=int,
     default=None,
     help="Token budget [default: 1024, the library's DEFAULT_BUDGET_TOKENS].",
@@ -173,11 +180,11 @@ def refs(state: State, name: str, project: str | None) -> None:
 )
 @json_option
 @pass_state
-def map_(state: State, project: str, budget: int | None, focus: tuple[str, ...]) -> None:
+def map_(state: State, project: str, budget_tokens: int | None, focus: tuple[str, ...]) -> None:
     """The most important files and signatures of a project, ranked, within a token budget."""
     from ..code.repo_map import DEFAULT_BUDGET_TOKENS  # one default for the CLI, MCP and API
 
-    budget = DEFAULT_BUDGET_TOKENS if budget is None else budget
+    budget = DEFAULT_BUDGET_TOKENS if budget_tokens is None else budget_tokens
     code = state.service().code
     result = code.repo_map(project, budget_tokens=budget, focus=list(focus) or None)
     data = record(result)

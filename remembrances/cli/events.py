@@ -9,7 +9,7 @@ import click
 
 from ..formatting import human_time
 from .app import State, cli, json_option, pass_state
-from .options import meta_option, parse_metadata
+from .options import MODES, meta_option, parse_metadata
 from .output import snippet
 from .render import first, record, records
 
@@ -98,6 +98,8 @@ def _window_options(fn: Any) -> Any:
     show_default=True,
     help="Show each conversation turn found with this many turns before and after it.",
 )
+@click.option("--min-score", type=float, default=None, help="Only hits scoring at least this.")
+@click.option("--mode", type=MODES, default="hybrid", show_default=True)
 @json_option
 @pass_state
 def search(
@@ -112,6 +114,8 @@ def search(
     limit: int,
     recency: str | None,
     window: int,
+    min_score: float | None,
+    mode: str,
 ) -> None:
     """Search events by text and meaning within a time window (no QUERY: newest first)."""
     hits = state.service().events.search(
@@ -122,6 +126,8 @@ def search(
         last=last,
         limit=limit,
         recency=recency,
+        min_score=min_score,
+        mode=mode,  # type: ignore[arg-type]  # click.Choice checked it
         **_scope(session, user, window),
     )
     data = records(hits)

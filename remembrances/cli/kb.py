@@ -10,10 +10,42 @@ from typing import Any
 import click
 
 from .app import State, cli, json_option, pass_state
-from .options import meta_option, parse_metadata
+from .options import MODES, meta_option, parse_metadata
 from .render import hits_view, record, records
 
-MODES = click.Choice(["hybrid", "vector", "text"])
+
+def _check_patterns(
+    ctx: click.Context, param: click.Parameter, patterns: tuple[str, ...]
+) -> tuple[str, ...]:
+    """``--pattern`` checked as the library reads it, before anything is opened."""
+    from ..errors import InvalidInputError
+    from ..kb.discovery import file_patterns
+
+    try:
+        file_patterns(patterns)
+    except InvalidInputError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return patterns
+
+
+#: ``--pattern`` of ``kb ingest`` and ``kb watch``.
+_pattern_option = click.option(
+    "--pattern",
+    "patterns",
+    multiple=True,
+    callback=_check_patterns,
+    help="Only files matching (repeatable).",
+)
+
+
+def _nothing_matched(state: State, path: Path, patterns: tuple[str, ...]) -> None:
+    """Say so when the patterns chose no file: a typo would otherwise look like success."""
+    shown = " ".join(f"--pattern {p!r}" for p in patterns)
+    # '[' with no ']' after it is a literal '[' to the matcher, as to git and fnmatch
+    literal = any("[" in p and "]" not in p[p.rindex("[") :] for p in patterns)
+    hint = " ('[' without a closing ']' matches a literal '[')" if literal else ""
+    note = f"note: no file under {path} matches {shown}{hint}"
+    state.out.err.print(note, markup=False, soft_wrap=True)  # one line, greppable
 
 
 @cli.group(
@@ -82,7 +114,7 @@ def add(
 @kb.command(epilog="Example:  remembrances kb ingest ~/notes --collection notes --pattern '*.md'")
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option("--collection", default="default", show_default=True)
-@click.option("--pattern", "patterns", multiple=True, help="Only files matching (repeatable).")
+@_pattern_option
 @click.option(
     "--max-bytes",
     type=click.IntRange(min=1),
@@ -103,6 +135,8 @@ def ingest(
         )
     data = record(report)
     state.out.emit(data, state.out.mapping(_counts(data), title=f"ingested {path}"))
+    if patterns and not any(data.get(k) for k in ("added", "updated", "unchanged", "skipped")):
+        _nothing_matched(state, path, patterns)
     if not state.out.as_json:
         for skipped in data.get("skipped") or []:
             state.out.note(f"skipped {skipped['path']}: {skipped['reason']}")
@@ -194,7 +228,7 @@ def list_(state: State, collection: str | None) -> None:
 @kb.command(epilog="Example:  remembrances kb watch ~/notes --interval 5")
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--collection", default="default", show_default=True)
-@click.option("--pattern", "patterns", multiple=True, help="Only files matching (repeatable).")
+@_pattern_option
 @click.option("--interval", type=click.FloatRange(min=0.2), default=2.0, show_default=True)
 @click.option("--once", is_flag=True, hidden=True, help="One pass, then exit (for tests).")
 @pass_state

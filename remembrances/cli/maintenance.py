@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,11 @@ def export_(state: State, file: Path) -> None:
         report = export_jsonl(svc, sys.stdout)
         state.out.err.print(_summary(report.counts), markup=False)
         return
-    with file.open("w", encoding="utf-8") as handle:
+    try:
+        handle = file.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {file}: {_why(file, exc)}") from None
+    with handle:
         report = export_jsonl(svc, handle)
     _show(state, record(report), f"exported to {file}")
 
@@ -87,15 +92,45 @@ def import_(state: State, file: Path) -> None:
     identical events are stored once, code projects are re-indexed from their roots."""
     from ..transfer import import_jsonl
 
+    stdin = str(file) == "-"
+    try:
+        handle = sys.stdin.buffer if stdin else file.open("rb")
+    except OSError as exc:
+        raise click.ClickException(f"cannot read {file}: {_why(file, exc)}") from None
     svc = state.service(create=True)
-    handle = sys.stdin if str(file) == "-" else file.open(encoding="utf-8")
     try:
         with state.out.progress(f"importing {file}") as bar:
-            report = import_jsonl(svc, handle, progress=bar)
+            lines = _utf8_lines(handle, "stdin" if stdin else str(file))
+            report = import_jsonl(svc, lines, progress=bar)
     finally:
-        if handle is not sys.stdin:
+        if not stdin:
             handle.close()
     _show(state, record(report), f"imported {file}")
+
+
+def _utf8_lines(handle: Iterable[bytes], name: str) -> Iterator[str]:
+    """The lines of an export, decoded one by one: a byte that is not UTF-8 is named by
+    its line and its offset in the file (a text-mode read reports neither)."""
+    offset = 0
+    for number, raw in enumerate(handle, start=1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise click.ClickException(
+                f"{name} is not UTF-8 text (line {number}, byte {offset + exc.start + 1} is "
+                f"0x{raw[exc.start]:02x}): an export file is UTF-8 JSON lines"
+            ) from None
+        offset += len(raw)
+
+
+def _why(file: Path, exc: OSError) -> str:
+    """What to fix, rather than Python's ``[Errno 2] No such file or directory: ...``."""
+    folder = file.parent
+    if isinstance(exc, FileNotFoundError) and not folder.is_dir():
+        return f"the folder {folder} does not exist"
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    return exc.strerror or str(exc)
 
 
 def _summary(counts: dict[str, int]) -> str:

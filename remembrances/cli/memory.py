@@ -10,9 +10,8 @@ from ..errors import CorruptFileError, InvalidInputError
 from ..records import SOURCE_KINDS
 from ..validation import check_choices
 from .app import State, cli, json_option, pass_state
+from .options import MODES
 from .render import hits_view, records
-
-MODES = click.Choice(["hybrid", "vector", "text"])
 
 
 @cli.command(epilog="Example:  remembrances --db team.db --embedder local init")

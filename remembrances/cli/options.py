@@ -1,4 +1,4 @@
-"""Option parsing shared by several commands: metadata pairs."""
+"""Option parsing shared by several commands: metadata pairs, search modes."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 import click
+
+#: ``--mode`` of every search command.
+MODES = click.Choice(["hybrid", "vector", "text"])
 
 
 def parse_metadata(pairs: tuple[str, ...]) -> dict[str, Any] | None:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from ..errors import NotFoundError
 from ..progress import Progress
 from ..store import SearchMode, Store
+from ..validation import check_min_score
 from .checks import check_languages, check_root
 from .discovery import DEFAULT_MAX_FILE_BYTES, discover
 from .parsing.chunking import DEFAULT_CHUNK_CHARS
@@ -175,8 +176,13 @@ class CodeIndexer:
         kinds: Iterable[str] | str | None = None,
         path: str | None = None,
         mode: SearchMode = "hybrid",
+        min_score: float = 0.0,
     ) -> list[CodeHit]:
-        """Symbols and code by meaning and words; ``path`` is a file or a directory prefix."""
+        """Symbols and code by meaning and words; ``path`` is a file or a directory prefix.
+
+        ``min_score`` is on the [0, 1] score, as for the KB and events (docs/search.md).
+        """
+        min_score = check_min_score(min_score)
         if self._empty(project):
             return []
         return self._reader.search(
@@ -187,6 +193,7 @@ class CodeIndexer:
             kinds=kinds,
             path=path,
             mode=mode,
+            min_score=min_score,
         )
 
     def find_symbol(

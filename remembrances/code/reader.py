@@ -17,7 +17,7 @@ from ..errors import InvalidInputError, NotFoundError
 from ..records import SearchResult
 from ..storage.transaction import Transaction
 from ..store import MAX_LIMIT, SearchMode, Store
-from ..validation import check_choices, check_limit
+from ..validation import check_choices, check_limit, check_min_score
 from . import graph, ranking, tables
 from .checks import check_languages, check_name, check_project_name
 from .parsing.analysis import file_hash, source_lines
@@ -83,8 +83,10 @@ class IndexReader:
         kinds: Iterable[str] | str | None = None,
         path: str | None = None,
         mode: SearchMode = "hybrid",
+        min_score: float = 0.0,
     ) -> list[CodeHit]:
         limit = check_limit(limit, MAX_LIMIT)
+        min_score = check_min_score(min_score)
         where: dict[str, Any] = {}
         langs = check_languages(languages)
         if langs is not None:
@@ -111,7 +113,13 @@ class IndexReader:
             mode = "text"  # a file opened without an embedder still answers by words
         if mode != "hybrid":  # one leg alone, as the store ranks it
             results = self.store.search(
-                query, mode=mode, limit=limit, kind=KIND, collection=collection, where=where or None
+                query,
+                mode=mode,
+                limit=limit,
+                kind=KIND,
+                collection=collection,
+                where=where or None,
+                min_score=min_score,
             )
             return self._hits(results)
         # The name match re-ranks the best RESCORED_PER_HIT x limit candidates (at least
@@ -125,7 +133,7 @@ class IndexReader:
             collection=collection,
             where=where or None,
         )
-        ranked = ranking.rescored(self.store, query, results)
+        ranked = [r for r in ranking.rescored(self.store, query, results) if r.score >= min_score]
         return self._hits(ranking.one_per_symbol(ranked, limit))
 
     def _symbol_kinds(self) -> set[str]:

@@ -20,10 +20,18 @@ from typing import Any
 
 from ..errors import InvalidInputError, NotFoundError, StorageError
 from ..progress import Progress
-from ..records import Chunk
+from ..records import Chunk, SearchResult
 from ..storage.transaction import Row
 from ..store import Prepared, SearchMode, Store
-from ..validation import check_limit, check_min_score, check_name, check_text, encode_metadata
+from ..validation import (
+    check_id,
+    check_limit,
+    check_min_score,
+    check_name,
+    check_offset,
+    check_text,
+    encode_metadata,
+)
 from .conversation import Turn, new_turns, read_messages, scope_name
 from .records import Event
 from .tables import (
@@ -66,6 +74,16 @@ class _Pending:
 
 def _subject(value: Any) -> str:
     return check_name(value, "subject", limit=MAX_SUBJECT_CHARS, strip=True, blank_ok=True)
+
+
+#: A cosine below this is rounding noise, not closeness, for any model.
+NOISE_COSINE = 0.01
+
+
+def _has_evidence(result: SearchResult) -> bool:
+    """Whether a hit has anything for the query: fused scores are never 0 (a
+    pointwise score without evidence is its bias), so look at the legs' own numbers."""
+    return (result.vector_score or 0.0) >= NOISE_COSINE or (result.text_score or 0.0) > 0.0
 
 
 def _subjects(value: Any) -> list[str] | None:
@@ -355,8 +373,7 @@ class EventLog:
         """
         ids = builtins.list(event_ids)
         for event_id in ids:
-            if isinstance(event_id, bool) or not isinstance(event_id, int):
-                raise InvalidInputError(f"event id must be an integer, not {event_id!r}")
+            check_id(event_id, "event id")
         self.check_writable()
         events = self._by_ids(ids)
         chunks = []
@@ -466,8 +483,7 @@ class EventLog:
 
     def delete(self, event_id: int) -> bool:
         """Delete one event; False when there was none."""
-        if isinstance(event_id, bool) or not isinstance(event_id, int):
-            raise InvalidInputError(f"event id must be an integer, not {event_id!r}")
+        check_id(event_id, "event id")
         self.check_writable()
         with self._write_lock, self.store.transaction() as tx:
             deleted = self._table.delete(tx, event_id)
@@ -515,8 +531,7 @@ class EventLog:
     # -- reading -----------------------------------------------------------------------
 
     def get(self, event_id: int) -> Event:
-        if isinstance(event_id, bool) or not isinstance(event_id, int):
-            raise InvalidInputError(f"event id must be an integer, not {event_id!r}")
+        check_id(event_id, "event id")
         row = None
         if self._has_tables:
             with self.store.snapshot() as tx:
@@ -558,8 +573,7 @@ class EventLog:
         """Events in the window (of one session or user if given), newest first."""
         scope = self._scope(subject, since, until, last, session, user)
         limit = _limit(limit)
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise InvalidInputError("offset must be a non-negative integer")
+        offset = check_offset(offset)
         if not self._has_tables:
             return []
         with self.store.snapshot() as tx:
@@ -693,8 +707,8 @@ class EventLog:
             for r in results
             if r.source.isdigit()
             and int(r.source) in events
-            # a 0 score is no evidence at all (the bottom of both legs): noise, unless asked
-            and (r.score > 0 or min_score is not None)
+            # no cosine above 0 and none of the query's words: noise, unless asked
+            and (_has_evidence(r) or min_score is not None)
         ]
         if speakers is not None:
             scored = [

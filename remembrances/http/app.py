@@ -13,9 +13,11 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path as FilePath
 from typing import Annotated, Any
 
-from fastapi import APIRouter, FastAPI, Path, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+from pydantic_core import PydanticSerializationError
 from starlette.exceptions import HTTPException
 
 from ..errors import InvalidInputError, NotFoundError, RemembrancesError
@@ -36,10 +38,38 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         (401, "Missing or wrong bearer token"),
         (404, "No such document, event, project or file"),
         (413, "Request body too large"),
-        (422, "Request body does not match the schema"),
+        (422, "Request body or query string does not match the schema"),
         (503, "Storage busy or embedder unavailable"),
     )
 }
+
+
+def _query_names(route: APIRoute) -> tuple[str, ...]:
+    """The query parameters a route and its dependencies declare, in their order."""
+    names: list[str] = []
+    pending = [route.dependant]
+    while pending:
+        dependant = pending.pop(0)
+        names += [param.alias for param in dependant.query_params]
+        pending += dependant.dependencies
+    return tuple(dict.fromkeys(names))
+
+
+def known_query_only(request: Request) -> None:
+    """Refuse query parameters a route does not take, as bodies refuse unknown fields:
+    ``?limt=3`` is a mistake to report, not an option to ignore."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute):
+        return
+    accepted = _query_names(route)
+    unknown = [name for name in dict.fromkeys(request.query_params) if name not in accepted]
+    if unknown:
+        takes = ", ".join(accepted) or "no query parameters"
+        names = ", ".join(map(repr, unknown))
+        plural = "s" if len(unknown) > 1 else ""
+        message = f"unknown parameter{plural} {names}; this route takes {takes}"
+        # the 422 of an unknown body field, through the same handler
+        raise RequestValidationError([{"loc": ("query",), "msg": message}])
 
 
 def _version() -> str:
@@ -66,13 +96,18 @@ def build_app(
         "log and a code index, searchable by meaning and by words. Errors are JSON "
         '`{"error": "<ErrorClass>", "message": "<one line>"}`.',
     )
-    v1 = APIRouter(prefix="/v1", responses=ERRORS)
+    v1 = APIRouter(prefix="/v1", responses=ERRORS, dependencies=[Depends(known_query_only)])
 
     @api.exception_handler(RemembrancesError)
     @api.exception_handler(ValueError)
     @api.exception_handler(OSError)
     async def library_error(request: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse(body(type(exc).__name__, one_line(exc)), status_code=status_for(exc))
+        if isinstance(exc, PydanticSerializationError):  # an answer we cannot encode: our bug
+            return await unexpected(request, exc)
+        # Only the documented classes are sent: another ValueError or OSError (a
+        # dependency's, such as pathspec's pattern error) is input to fix all the same.
+        error = type(exc).__name__ if isinstance(exc, RemembrancesError) else "InvalidInputError"
+        return JSONResponse(body(error, one_line(exc)), status_code=status_for(exc))
 
     @api.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -141,7 +176,9 @@ def build_app(
     def enrich(req: m.EnrichRequest) -> Any:
         """The memory that helps with a prompt, as one compact block (empty when none)."""
         context = svc.enrich_context(req.prompt, user=req.user, session=req.session)
-        return {"prompt": req.prompt, "context": context}
+        # jsonable: a prompt with a lone surrogate (JSON "\ud800") is echoed with U+FFFD
+        # in its place, as the CLI's --json prints it, instead of failing to encode
+        return jsonable({"prompt": req.prompt, "context": context})
 
     # -- knowledge base ---------------------------------------------------------------
 
@@ -331,6 +368,8 @@ def build_app(
             languages=req.languages,
             kinds=req.kinds,
             path=req.path,
+            min_score=req.min_score,
+            mode=req.mode,
         )
         return records(hits)
 

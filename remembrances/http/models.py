@@ -147,3 +147,5 @@ class CodeSearchRequest(Body):
     languages: list[str] | None = None
     kinds: list[str] | None = None
     path: str | None = Field(None, description="Only files under this relative path.")
+    min_score: float = Field(0.0, description="Only hits scoring at least this (0-1).")
+    mode: Mode = "hybrid"

@@ -14,11 +14,13 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pathspec
 
 from ..discovery import FoundFile, SkippedFile, is_binary, too_large
 from ..discovery import discover as walk
+from ..errors import InvalidInputError
 
 #: The formats people keep notes and docs in. Structured data (CSV, JSON) is left
 #: out: chunked as prose it retrieves badly; pass ``patterns`` to include it anyway.
@@ -49,6 +51,32 @@ class Discovery:
     skipped: list[SkippedFile] = field(default_factory=list)
 
 
+def file_patterns(patterns: Sequence[str] | None) -> pathspec.PathSpec[Any]:
+    """``patterns`` (gitignore-style globs) as a matcher; one the matcher cannot read, a
+    blank one, or only ``!negations`` would quietly select no file, so they are refused."""
+    if patterns is None or len(patterns) == 0:
+        return pathspec.PathSpec.from_lines("gitignore", DEFAULT_PATTERNS)
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    advice = "use gitignore-style globs such as '*.md' or 'docs/**'"
+    selecting = False
+    for pattern in patterns:
+        if not isinstance(pattern, str):
+            raise InvalidInputError(f"a pattern must be a string, not {type(pattern).__name__}")
+        try:
+            compiled = pathspec.PathSpec.from_lines("gitignore", [pattern])
+        except ValueError:  # pathspec's GitIgnorePatternError
+            raise InvalidInputError(f"pattern {pattern!r} is not a valid glob; {advice}") from None
+        if all(p.include is None for p in compiled.patterns):
+            raise InvalidInputError(f"pattern {pattern!r} is blank or a # comment; {advice}")
+        selecting = selecting or any(p.include for p in compiled.patterns)
+    if not selecting:
+        raise InvalidInputError(
+            "!negations alone select no file; add the files to keep, such as '*.md'"
+        )
+    return pathspec.PathSpec.from_lines("gitignore", patterns)
+
+
 def discover(
     root: Path,
     patterns: Sequence[str] | None = None,
@@ -56,7 +84,7 @@ def discover(
     include_hidden: bool = False,
 ) -> Discovery:
     """The files under ``root`` (a directory) that match ``patterns`` and git would keep."""
-    wanted = pathspec.PathSpec.from_lines("gitignore", patterns or DEFAULT_PATTERNS)
+    wanted = file_patterns(patterns)
     walked = walk(root, hidden=include_hidden, outside="the ingested folder")
     found = Discovery(skipped=walked.skipped)
     for item in walked.files:

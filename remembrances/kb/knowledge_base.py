@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from ..chunking import MAX_LEAD_CHARS, Chunker, Format, sentence_lead
-from ..errors import InvalidInputError, NotFoundError
+from ..errors import NotFoundError
 from ..progress import Progress
 from ..storage.transaction import Row
 from ..store import MAX_LIMIT, Prepared, SearchMode, Store, Where
-from ..validation import check_limit, check_min_score, check_name
+from ..validation import check_limit, check_min_score, check_name, check_offset
 from . import tables
 from .discovery import DEFAULT_MAX_BYTES, under
 from .ingest import ingest, watch
@@ -349,11 +349,9 @@ class KnowledgeBase:
         """Documents (without their text), by collection and source."""
         if collection is not None:
             collection = check_name(collection, "collection")
-        for value, what in ((limit, "limit"), (offset, "offset")):
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int) or value < 0
-            ):
-                raise InvalidInputError(f"{what} must be a non-negative integer")
+        if limit is not None:
+            limit = check_offset(limit, "limit")  # 0 is allowed here: no documents
+        offset = check_offset(offset)
         if not self._has_tables:
             return []
         with self.store.snapshot() as tx:

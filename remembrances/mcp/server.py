@@ -330,10 +330,19 @@ def build_server(
         path: Annotated[
             str | None, Field(description="Only files under this relative path.")
         ] = None,
+        min_score: Annotated[float, Field(ge=0, le=1)] = 0.0,
+        mode: Mode = "hybrid",
     ) -> CallToolResult:
         """Search indexed code; each hit has the symbol, its file:lines and its code."""
         hits = svc.code.search(
-            query, project=project, limit=limit, languages=languages, kinds=kinds, path=path
+            query,
+            project=project,
+            limit=limit,
+            languages=languages,
+            kinds=kinds,
+            path=path,
+            min_score=min_score,
+            mode=mode,
         )
         return _hits(hits, "No matching code.")
 

@@ -119,6 +119,10 @@ class PostgresEngine:
         return "postgresql"
 
     @property
+    def max_dimensions(self) -> int:
+        return 2000  # pgvector's HNSW index on a vector column
+
+    @property
     def location(self) -> str:
         return self.db.location
 
@@ -429,7 +433,9 @@ class PostgresEngine:
     def stems(self, tx: Transaction, words: Sequence[str]) -> list[str]:
         return [stem for _, stem in self._stems(tx, words)] if words else []
 
-    def text_match(self, tx: Transaction, query: str, ids: Sequence[int]) -> dict[int, float]:
+    def text_match(
+        self, tx: Transaction, query: str, ids: Sequence[int], *, joined_names: bool = True
+    ) -> dict[int, float]:
         """Word coverage in [0, 1], as :func:`remembrances.storage.text_match.text_match` computes
         it on SQLite, from this engine's stems and statistics."""
         words = query_terms(fold(query))
@@ -452,6 +458,19 @@ class PostgresEngine:
         weights = [coverage_math.idf(found.get(s, 0), chunks) for s in stems]
         mean_length = tokens / max(chunks, 1)
         position = {stem: i for i, stem in enumerate(stems)}
+        joined = (
+            coverage_math.identifiers(fold(query), lambda ws: self.stems(tx, ws))
+            if joined_names
+            else []
+        )
+        texts: dict[int, str] = {}
+        if joined:  # is each identifier written as the query writes it? (rare: read only then)
+            texts = {
+                int(r["id"]): str(r["text"])
+                for r in tx.execute(
+                    "SELECT id, text FROM chunks WHERE id = ANY(?)", ([int(i) for i in ids],)
+                )
+            }
         result: dict[int, float] = {}
         for row in tx.execute(
             "SELECT c.id AS id, sum(cardinality(u.positions)) AS length, "
@@ -468,8 +487,11 @@ class PostgresEngine:
             counts = [0] * len(stems)
             for lexeme, n in held.items():
                 counts[position[lexeme]] = int(n)
+            parts = None
+            if joined:
+                parts = coverage_math.part_weights(stems, joined, texts.get(int(row["id"]), ""))
             result[int(row["id"])] = coverage_math.coverage(
-                counts, int(row["length"]), mean_length, weights
+                counts, int(row["length"]), mean_length, weights, parts
             )
         return result
 

@@ -63,6 +63,11 @@ class Engine(Protocol):
     def dialect(self) -> Dialect: ...
 
     @property
+    def max_dimensions(self) -> int:
+        """The longest vector the engine's vector index takes."""
+        ...
+
+    @property
     def location(self) -> str:
         """The file path or URL, as messages name it (never with a password)."""
         ...
@@ -165,9 +170,12 @@ class Engine(Protocol):
         unless some of its words are rare and some are not."""
         ...
 
-    def text_match(self, tx: Transaction, query: str, ids: Sequence[int]) -> dict[int, float]:
+    def text_match(
+        self, tx: Transaction, query: str, ids: Sequence[int], *, joined_names: bool = True
+    ) -> dict[int, float]:
         """Each chunk's coverage of the query's words in [0, 1] (``text_match.py``);
-        chunks holding none of them are left out."""
+        chunks holding none of them are left out. ``joined_names``: the words of a
+        ``send_file`` the chunk does not hold count less (``text_match.identifiers``)."""
         ...
 
     def stems(self, tx: Transaction, words: Sequence[str]) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -62,8 +62,14 @@ def names(value: str | Sequence[str] | None, what: str) -> list[str] | None:
     """One name or several as a checked list (None: no filter; []: matches nothing)."""
     if value is None:
         return None
-    values = [value] if isinstance(value, str) else list(value)
-    return [check_name(v, what) for v in values]
+    if isinstance(value, str):
+        return [check_name(value, what)]
+    # bytes and mappings iterate, but as ints and keys: never what was meant
+    if isinstance(value, bytes | bytearray | Mapping) or not isinstance(value, Iterable):
+        raise InvalidInputError(
+            f"{what} must be a name or a list of names, not {type(value).__name__}"
+        )
+    return [check_name(v, what) for v in value]
 
 
 def _scalar(value: Any, key: str) -> Any:

@@ -196,7 +196,8 @@ def _fuse(
             for r, (i, s) in enumerate(vector_hits, start=1)
         ]
     ids = list(dict.fromkeys([i for i, _ in vector_hits] + [i for i, _ in text_hits]))
-    coverages = engine.text_match(tx, request.query, ids)
+    params = fusion.params_for(request.kind)
+    coverages = engine.text_match(tx, request.query, ids, joined_names=params.joined_names)
     if request.mode == "text":
         ranked = [
             fusion.Fused(i, coverages.get(i, 0.0), text_score=coverages.get(i, 0.0), text_rank=r)
@@ -209,9 +210,7 @@ def _fuse(
     missing = [i for i in ids if i not in cosines]
     if missing and query_vector is not None:
         cosines.update(engine.cosines(tx, query_vector, missing))
-    return fusion.pointwise(
-        vector_hits, text_hits, cosines, coverages, params=fusion.params_for(request.kind)
-    )
+    return fusion.pointwise(vector_hits, text_hits, cosines, coverages, params=params)
 
 
 def _mmr(

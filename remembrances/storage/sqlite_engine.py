@@ -21,7 +21,7 @@ import apsw
 import numpy as np
 
 from ..embeddings.base import Vectors, to_blob
-from ..errors import NotAMemoryError, RemembrancesError
+from ..errors import InvalidInputError, NotAMemoryError, RemembrancesError
 from ..fts_query import fts_query
 from . import text_match as text_matching
 from . import vec0_storage
@@ -94,6 +94,16 @@ class SqliteEngine:
         create: bool | None = None,
     ) -> None:
         self.path = os.fspath(path)
+        # SQLite reports both as a disk I/O error, which sends people to check their disk
+        if not str(self.path).strip():
+            raise InvalidInputError(
+                "the memory's path is empty; give a file path, such as memory.db"
+            )
+        if os.path.isdir(self.path):
+            raise InvalidInputError(
+                f"{self.path!r} is a directory; a memory is one file: give a file path, such "
+                f"as {os.path.join(self.path, 'memory.db')}"
+            )
         if not os.path.exists(self.path):  # before SQLite creates it
             admit(self.path, "new", create=create, read_only=read_only)
 
@@ -123,6 +133,10 @@ class SqliteEngine:
     @property
     def dialect(self) -> Dialect:
         return "sqlite"
+
+    @property
+    def max_dimensions(self) -> int:
+        return vec0_storage.MAX_DIMENSIONS
 
     @property
     def location(self) -> str:
@@ -471,8 +485,10 @@ class SqliteEngine:
     def rare_words(self, tx: Transaction, query: str, share: float) -> list[str]:
         return text_matching.rare_words(_connection(tx), query, share)
 
-    def text_match(self, tx: Transaction, query: str, ids: Sequence[int]) -> dict[int, float]:
-        return text_matching.text_match(_connection(tx), query, ids)
+    def text_match(
+        self, tx: Transaction, query: str, ids: Sequence[int], *, joined_names: bool = True
+    ) -> dict[int, float]:
+        return text_matching.text_match(_connection(tx), query, ids, joined_names=joined_names)
 
     def stems(self, tx: Transaction, words: Sequence[str]) -> list[str]:
         return text_matching.stems(_connection(tx), words)

@@ -13,6 +13,12 @@ notes and high among thousands. Two changes make it comparable across stores:
   means "all the query's words are here", 0.5 "words carrying half the query's
   weight", whatever the store's size.
 
+An identifier the query writes with ``_`` or ``.`` (``send_file``, ``app.config``)
+is split into its words by the tokenizer, so a chunk holding "send" and "file" far
+apart would cover it as fully as one that says ``send_file``. Where a chunk does not
+hold the identifier as written, the words that only come from it count
+``LOOSE_PARTS`` as much.
+
 Term counts come from tokenizing the candidates' text with the index's own
 tokenizer (a few microseconds per chunk, far cheaper than asking FTS5 for
 each candidate's positions); the store's size and total length come from the
@@ -22,7 +28,8 @@ index (the ``fts_totals`` auxiliary function registered on every connection).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import apsw
@@ -36,6 +43,12 @@ B = 0.75
 PRIOR_CHUNKS = 100
 #: The FTS5 tokenizer of ``chunks_fts``; query terms are stemmed with it to look up ``df``.
 TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])
+#: How much an identifier's words count in a chunk that does not hold the identifier.
+LOOSE_PARTS = 0.5
+#: ``snake_case``, ``dotted.names``, ``mixed_and.dotted``: words joined by ``_`` or ``.``
+#: into one name (a letter first and two characters a part, so ``2.3`` and ``e.g.`` are
+#: not names).
+_JOINED = re.compile(r"(?<![\w.])[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)*(?![\w])")
 
 
 def register(conn: apsw.Connection) -> None:
@@ -80,6 +93,60 @@ class QueryWords:
                 stems.append(stem)
                 kept.append(word)
         return cls(match_any(kept), tuple(stems))
+
+
+@dataclass(frozen=True)
+class Identifier:
+    """A name the query writes joined (``send_file``) and the stems only it gives the query."""
+
+    pattern: re.Pattern[str]
+    stems: frozenset[str]
+
+    def held_by(self, text: str) -> bool:
+        return self.pattern.search(text) is not None
+
+
+def identifiers(query: str, stems_of: Callable[[list[str]], Sequence[str]]) -> list[Identifier]:
+    """The query's joined names (see the module docstring), each with the stems that
+    occur in the query only as its parts; ``stems_of`` is the engine's stemmer."""
+    joined = [
+        m
+        for m in _JOINED.finditer(query)
+        if len(query_terms(m.group(0), split_identifiers=False)) > 1
+    ]
+    if not joined:
+        return []
+    names = list(dict.fromkeys(m.group(0).lower() for m in joined))
+    rest = " ".join(
+        query[start:end]
+        for start, end in zip(
+            [0, *(m.end() for m in joined)], [*(m.start() for m in joined), len(query)], strict=True
+        )
+    )
+    alone = set(stems_of(query_terms(rest, split_identifiers=False)))
+    found = []
+    for name in names:
+        # a dotted name is also held as its last part (flask.send_file / send_file)
+        forms = dict.fromkeys([name, name.rsplit(".", 1)[-1]])
+        alternatives = "|".join(re.escape(form) for form in forms)
+        pattern = re.compile(rf"(?<![\w])(?:{alternatives})(?![\w])", re.IGNORECASE)
+        parts = frozenset(stems_of(query_terms(name, split_identifiers=False))) - alone
+        if parts:
+            found.append(Identifier(pattern, parts))
+    return found
+
+
+def part_weights(
+    stems: Sequence[str], found: Sequence[Identifier], text: str
+) -> list[float] | None:
+    """Per query stem, 1, or ``LOOSE_PARTS`` when it only comes from identifiers the
+    chunk does not hold; None when nothing is discounted."""
+    held = [i for i in found if i.held_by(text)]
+    if len(held) == len(found):
+        return None
+    loose = set().union(*(i.stems for i in found if i not in held))
+    loose -= set().union(*(i.stems for i in held))
+    return [LOOSE_PARTS if stem in loose else 1.0 for stem in stems]
 
 
 def stems(conn: apsw.Connection, words: Sequence[str]) -> list[str]:
@@ -128,20 +195,31 @@ def idf(df: int, chunks: int) -> float:
 
 
 def coverage(
-    counts: Sequence[int], length: int, mean_length: float, weights: Sequence[float]
+    counts: Sequence[int],
+    length: int,
+    mean_length: float,
+    weights: Sequence[float],
+    parts: Sequence[float] | None = None,
 ) -> float:
-    """BM25 of one chunk over the BM25 of a typical chunk holding each term once, in [0, 1]."""
+    """BM25 of one chunk over the BM25 of a typical chunk holding each term once, in [0, 1].
+
+    ``parts`` (from :func:`part_weights`) scales what each term this chunk holds counts.
+    """
     norm = K1 * (1.0 - B + B * length / max(mean_length, 1.0))
     total = 0.0
-    for tf, weight in zip(counts, weights, strict=True):
+    for index, (tf, weight) in enumerate(zip(counts, weights, strict=True)):
         if tf:
             # BM25's tf (K1+1) / (tf + norm) is 1 at tf = 1 in a typical chunk: the cap.
-            total += weight * min(tf * (K1 + 1.0) / (tf + norm), 1.0)
+            held = weight * min(tf * (K1 + 1.0) / (tf + norm), 1.0)
+            total += held * (parts[index] if parts is not None else 1.0)
     return total / sum(weights)
 
 
-def text_match(conn: apsw.Connection, query: str, ids: Sequence[int]) -> dict[int, float]:
-    """Each chunk's coverage of ``query``'s words (chunks holding none are left out)."""
+def text_match(
+    conn: apsw.Connection, query: str, ids: Sequence[int], *, joined_names: bool = True
+) -> dict[int, float]:
+    """Each chunk's coverage of ``query``'s words (chunks holding none are left out);
+    ``joined_names`` discounts the words of names a chunk does not hold as written."""
     tokenize = conn.fts5_tokenizer(*TOKENIZER)
     words = QueryWords.of(tokenize, query)
     if words is None or not ids:
@@ -156,6 +234,7 @@ def text_match(conn: apsw.Connection, query: str, ids: Sequence[int]) -> dict[in
     mean_length = tokens / max(chunks, 1)
     weights = [idf(df, chunks) for df in document_frequencies(conn, words.stems)]
     position = {stem: i for i, stem in enumerate(words.stems)}
+    joined = identifiers(query, lambda ws: stems(conn, ws)) if joined_names else []
     marks = ",".join("?" * len(ids))
     result: dict[int, float] = {}
     for chunk_id, text in conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", ids):
@@ -173,5 +252,6 @@ def text_match(conn: apsw.Connection, query: str, ids: Sequence[int]) -> dict[in
             if index is not None:
                 counts[index] += 1
         if any(counts):
-            result[int(chunk_id)] = coverage(counts, len(tokens_of), mean_length, weights)
+            parts = part_weights(words.stems, joined, str(text)) if joined else None
+            result[int(chunk_id)] = coverage(counts, len(tokens_of), mean_length, weights, parts)
     return result

@@ -195,6 +195,8 @@ COMPACT = "chunks_int8"
 QUANTIZE = "remembrances_int8"
 _TAIL = 8  # after the codes: the scale and the error bound, float32 each
 _CODE_MAX = 127.0
+#: The widest vector both tables take: vec0 columns hold at most 8192 values.
+MAX_DIMENSIONS = 8192 - _TAIL
 
 
 def quantize_rows(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.uint8]:

@@ -34,7 +34,8 @@ def test_code_map(run: Run, tmp_path: Path) -> None:
     tiny = run("code", "map", "calls", "--tokens", "1")
     assert tiny.exit_code == 0 and "nothing fits in 1 tokens" in tiny.stdout
     bad = run("code", "map", "calls", "--tokens", "0")
-    assert bad.exit_code == 1 and "budget_tokens must be between" in bad.output
+    assert bad.exit_code == 1 and "--tokens must be between" in bad.output
+    assert "budget_tokens" not in bad.output  # the option, not the Python parameter
     unknown = run("code", "map", "calls", "--focus", "nowhere.py")
     assert unknown.exit_code == 1 and "neither an indexed file nor a symbol" in unknown.output
     missing = run("code", "map", "nope")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 import pytest
+from click.testing import CliRunner
 
 from remembrances import Chunk, Store
 from remembrances.cli import cli
@@ -48,6 +49,26 @@ def test_reading_a_missing_file_is_a_one_line_user_error(run: Run, cli_db: Path)
     assert "no memory file at" in result.stderr
     assert "Traceback" not in result.output
     assert not cli_db.exists()
+
+
+def test_a_folder_or_an_empty_string_as_db_is_a_usage_error(run: Run, tmp_path: Path) -> None:
+    folder = tmp_path / "dbdir"
+    folder.mkdir()
+    for command in (("stats",), ("search", "x"), ("init",)):
+        result = run("--db", str(folder), *command)  # the last --db wins
+        assert result.exit_code == 2, result.output
+        assert f"'{folder}' is a directory" in result.stderr
+        assert str(folder / "memory.db") in result.stderr  # what to give instead
+        assert "I/O error" not in result.stderr
+    assert list(folder.iterdir()) == []
+    empty = run("--db", "", "stats")
+    assert empty.exit_code == 2 and "an empty string is not a file path" in empty.stderr
+    slash = run("--db", f"{tmp_path / 'new'}/", "init")  # would make a file named "new"
+    assert slash.exit_code == 2 and "ends with a slash" in slash.stderr
+    assert not (tmp_path / "new").exists()
+    from_env = CliRunner().invoke(cli, ["stats"], env={"REMEMBRANCES_DB": str(folder)})
+    assert from_env.exit_code == 2
+    assert "REMEMBRANCES_DB" in from_env.stderr and "is a directory" in from_env.stderr
 
 
 def test_unknown_option_is_a_usage_error(run: Run) -> None:

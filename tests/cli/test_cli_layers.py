@@ -75,6 +75,24 @@ def test_kb_ingest_human_output_lists_skipped_files(run: Run, notes: Path) -> No
     assert "skipped blob.md" in result.stdout
 
 
+def test_kb_ingest_refuses_patterns_that_cannot_select_a_file(run: Run, notes: Path) -> None:
+    for pattern in ("\\", "", "# docs"):
+        result = run("kb", "ingest", str(notes), "--pattern", pattern)
+        assert result.exit_code == 2, (pattern, result.output)
+        assert "Invalid value for '--pattern'" in result.stderr and "'*.md'" in result.stderr
+    only_negations = run("kb", "ingest", str(notes), "--pattern", "!*.md")
+    assert only_negations.exit_code == 2 and "select no file" in only_negations.stderr
+    kept = run("kb", "ingest", str(notes), "--pattern", "*.md", "--pattern", "!blob.md", "--json")
+    assert as_json(kept)["added"] == ["deploy.md"]
+
+
+def test_kb_ingest_says_when_the_patterns_matched_nothing(run: Run, notes: Path) -> None:
+    result = run("kb", "ingest", str(notes), "--pattern", "[", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["added"] == []
+    assert f"no file under {notes} matches --pattern '['" in result.stderr
+    assert "literal '['" in result.stderr
+
+
 def test_kb_add_from_a_file_and_from_stdin(run: Run, tmp_path: Path) -> None:
     doc = tmp_path / "a.md"
     doc.write_text("# A\n\nAlpha text.\n")
@@ -132,6 +150,11 @@ def test_events_log_search_list_subjects_rm_prune(run: Run) -> None:
 
     found = as_json(run("events", "search", "deploy failure", "--json"))
     assert found[0]["content"] == "Deploy failed: disk full"
+    words = as_json(run("events", "search", "disk", "--mode", "text", "--json"))
+    assert [e["content"] for e in words] == ["Deploy failed: disk full"]
+    floor = found[0]["score"]
+    kept = as_json(run("events", "search", "deploy failure", "--min-score", str(floor), "--json"))
+    assert [e["score"] for e in kept] == [floor]
     recent = as_json(run("events", "search", "--last", "7d", "--json"))
     assert [e["subject"] for e in recent] == ["deploy"]
     listed = as_json(run("events", "list", "--json"))
@@ -173,6 +196,16 @@ def test_code_index_search_symbol_outline_refs_projects_rm(run: Run, repo: Path)
     assert hits[0]["qualified_name"] == "Uploader.upload_file"
     human = run("code", "search", "retry failed uploads", "-n", "1")
     assert "upload.py:4-6" in human.stdout and "def upload_file" in human.stdout
+    # --min-score and --mode as for the KB and events
+    every = as_json(run("code", "search", "retry failed uploads", "--json"))
+    floor = (every[0]["score"] + every[-1]["score"]) / 2
+    kept = as_json(
+        run("code", "search", "retry failed uploads", "--min-score", str(floor), "--json")
+    )
+    assert kept and len(kept) < len(every) and all(h["score"] >= floor for h in kept)
+    words = as_json(run("code", "search", "uploads", "--mode", "text", "--json"))
+    assert words and all(h["text_score"] > 0 for h in words)
+    assert run("code", "search", "x", "--min-score", "2").exit_code == 1
 
     across = run("search", "retry failed uploads", "--kind", "code", "-n", "1")
     assert "upload.py:4-6" in across.stdout and "def upload_file" in across.stdout
@@ -267,6 +300,31 @@ def test_import_bad_files(run: Run, tmp_path: Path, content: str, message: str) 
     result = run("import", str(bad))
     assert result.exit_code == 1, result.output
     assert message in result.stderr and "Traceback" not in result.output
+
+
+def test_export_to_a_missing_folder_says_which_folder(run: Run, tmp_path: Path) -> None:
+    run("init")
+    target = tmp_path / "nowhere" / "x.jsonl"
+    result = run("export", str(target))
+    assert result.exit_code == 1
+    assert f"cannot write {target}: the folder {target.parent} does not exist" in result.stderr
+    assert "Errno" not in result.stderr
+
+
+def test_import_of_a_non_utf8_file_names_the_line_and_byte(run: Run, tmp_path: Path) -> None:
+    latin1 = tmp_path / "latin1.jsonl"
+    data = (
+        b'{"type": "remembrances-export", "version": 1}\n{"type": "event", "content": "caf\xe9"}\n'
+    )
+    latin1.write_bytes(data)
+    result = run("import", str(latin1))
+    assert result.exit_code == 1
+    byte = data.index(b"\xe9") + 1  # counted from 1, in the whole file
+    assert f"latin1.jsonl is not UTF-8 text (line 2, byte {byte} is 0xe9)" in result.stderr
+    assert "an export file is UTF-8 JSON lines" in result.stderr
+    assert "codec" not in result.stderr
+    piped = run("import", "-", input=b"\xff\n")
+    assert piped.exit_code == 1 and "stdin is not UTF-8 text (line 1, byte 1" in piped.stderr
 
 
 # -- eval --------------------------------------------------------------------------------

@@ -110,4 +110,7 @@ def test_invalid_utf8_in_arguments_is_a_user_error(tmp_path: Path) -> None:
         timeout=120,
     )
     assert result.returncode == 1, result.stderr
-    assert b"Unicode" in result.stderr and b"Traceback" not in result.stderr
+    assert b"Traceback" not in result.stderr
+    # the argument and the byte as the shell passed them, not Python's "lone surrogate"
+    assert b"the query is not valid UTF-8 (byte 4 is 0xe9)" in result.stderr
+    assert b"terminal's encoding" in result.stderr and b"surrogate" not in result.stderr

@@ -51,3 +51,42 @@ def test_python_hints_are_left_out_of_cli_errors(run: Run, tmp_path: Path) -> No
     missing = run("kb", "get", "nothing-here.md")
     assert missing.exit_code == 1 and "remembrances kb list" in missing.stderr
     assert "kb.list()" not in missing.stderr
+
+
+def test_value_errors_name_the_option_that_was_given(run: Run) -> None:
+    run("init")
+    cases = [
+        (("search", "x", "-n", "0"), "-n/--limit must be an integer"),
+        (("kb", "search", "x", "-n", "0"), "-n/--limit must be an integer"),
+        (("events", "list", "-n", "0"), "-n/--limit must be an integer"),
+        (("events", "search", "x", "--recency", "nan"), "--recency 'nan' is not a duration"),
+        (("events", "search", "x", "--last", "nan"), "--last 'nan' is not a duration"),
+        (("events", "search", "x", "--since", "nan"), "--since 'nan' is not an ISO 8601"),
+        (("events", "search", "x", "--window", "99"), "--window must be an integer"),
+        (("events", "log", "hi", "--at", "nan"), "--at 'nan' is not an ISO 8601"),
+        (("search", "x", "--until", "nan"), "--until 'nan' is not an ISO 8601"),
+        (
+            ("events", "list", "--since", "2026-01-02", "--until", "2026-01-01"),
+            "--since (2026-01-02T00:00:00+00:00) is after --until (",
+        ),
+    ]
+    for args, expected in cases:
+        result = run(*args)
+        assert result.exit_code == 1, (args, result.output)
+        assert f"Error: {expected}" in result.stderr, (args, result.stderr)
+    # the same words in a message's prose are left alone
+    long_query = run("search", "x" * 100_001)
+    assert long_query.exit_code == 1 and "the limit is 100,000" in long_query.stderr
+
+
+def test_a_non_utf8_byte_is_named_by_its_option_and_position(run: Run) -> None:
+    run("init")
+    # what Python makes of the Latin-1 bytes b"caf\xe9" in argv (surrogateescape)
+    latin1 = b"caf\xe9".decode("utf-8", "surrogateescape")
+    option = run("events", "log", "lunch", "--subject", latin1)
+    assert option.exit_code == 1
+    assert "--subject is not valid UTF-8 (byte 4 is 0xe9)" in option.stderr
+    assert "surrogate" not in option.stderr
+    argument = run("kb", "get", "x/" + latin1)
+    assert "the source is not valid UTF-8 (byte 6 is 0xe9)" in argument.stderr
+    assert "terminal's encoding" in argument.stderr

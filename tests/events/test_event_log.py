@@ -182,6 +182,18 @@ def test_time_and_subject_filters_apply_inside_the_search(events: EventLog) -> N
     assert all(e.score is not None and 0 < e.score <= 1 for e in found)
 
 
+def test_events_with_no_evidence_for_the_query_are_left_out(location: str) -> None:
+    # 2,000 hash buckets: the words below share none, so cosines are 0 and no word matches.
+    with Store(location, embedder=HashEmbedder(2000)) as store:
+        log = EventLog(store)
+        log.log("rolled back the deploy")
+        log.log("lunch with the team")
+        assert log.search("zebrafish quokka") == []
+        # a fused score is never 0 (its bias): asking with a floor still returns them
+        assert len(log.search("zebrafish quokka", min_score=0.0)) == 2
+        assert [e.content for e in log.search("deploy")] == ["rolled back the deploy"]
+
+
 def test_recency_weighting_prefers_recent_events(events: EventLog) -> None:
     now = datetime.now(UTC)
     old = events.log("database migration finished", at=now - timedelta(days=30))

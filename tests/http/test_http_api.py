@@ -106,6 +106,10 @@ def test_code_round_trip(server: Server, http: httpx.Client) -> None:
     assert isinstance(report, dict) and report["files_indexed"] == 1
     hits = ok(http.post("/v1/code/search", json={"query": "upload file retry", "project": "app"}))
     assert any("upload.py" in str(h) for h in hits)  # type: ignore[union-attr]
+    strict = {"query": "upload file retry", "min_score": 0.99}
+    assert ok(http.post("/v1/code/search", json=strict)) == []  # hybrid scores are far lower
+    words = ok(http.post("/v1/code/search", json={**strict, "mode": "text"}))
+    assert words and all(h["score"] >= 0.99 for h in words)  # type: ignore[index,union-attr]
     symbols = ok(http.get("/v1/code/symbols", params={"name": "Uploader.upload_file"}))
     assert symbols[0]["qualified_name"] == "Uploader.upload_file"  # type: ignore[index]
     outline = ok(http.get("/v1/code/outline", params={"file": "upload.py", "project": "app"}))

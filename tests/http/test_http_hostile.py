@@ -61,6 +61,53 @@ def test_search_operators_and_odd_text_are_plain_words(http: httpx.Client, query
     assert enriched.status_code == 200 and enriched.json()["prompt"] == query
 
 
+def post_raw(http: httpx.Client, path: str, raw: str) -> httpx.Response:
+    """A body sent as written: ``\\ud800`` stays a JSON escape for a lone surrogate."""
+    return http.post(path, content=raw.encode(), headers={"content-type": "application/json"})
+
+
+def test_a_lone_surrogate_escape_gets_a_documented_answer(http: httpx.Client) -> None:
+    # enrich never fails on a hostile prompt: the prompt comes back as the CLI prints it
+    enriched = post_raw(http, "/v1/enrich", '{"prompt": "deploy \\ud800"}')
+    assert enriched.status_code == 200, enriched.text
+    assert enriched.json() == {"prompt": "deploy \ufffd", "context": ""}
+    for path, raw in (
+        ("/v1/search", '{"query": "\\ud800"}'),
+        ("/v1/kb/search", '{"query": "\\ud800"}'),
+        ("/v1/events/search", '{"query": "\\ud800"}'),
+        ("/v1/code/search", '{"query": "\\ud800"}'),
+        ("/v1/events", '{"content": "\\ud800"}'),
+        ("/v1/kb/documents", '{"text": "x", "source": "\\ud800"}'),
+        ("/v1/enrich", '{"prompt": "x", "user": "\\ud800"}'),
+    ):
+        refused(post_raw(http, path, raw), 400, "InvalidInputError")
+
+
+def test_errors_of_other_libraries_are_sent_as_documented_classes(http: httpx.Client) -> None:
+    # pathspec refuses a lone backslash with its own ValueError subclass
+    bad_glob = http.post("/v1/kb/ingest", json={"path": ".", "patterns": ["\\"]})
+    refused(bad_glob, 400, "InvalidInputError")
+
+
+def test_unknown_query_parameters_are_refused_like_unknown_body_fields(
+    http: httpx.Client,
+) -> None:
+    message = refused(
+        http.get("/v1/events", params={"offset": 0, "limt": 1}), 422, "InvalidRequest"
+    )
+    assert "'offset', 'limt'" in message
+    assert "subject, since, until, last, limit, session, user" in message  # what it takes
+    assert http.get("/v1/events", params={"limit": 1}).status_code == 200
+    for path in ("/v1/stats", "/v1/events/subjects", "/v1/code/projects", "/v1/kb/documents"):
+        message = refused(http.get(path, params={"limt": 1}), 422, "InvalidRequest")
+        assert "'limt'" in message
+    misspelt = refused(http.get("/v1/kb/document", params={"source": "x", "colection": "y"}), 422)
+    assert "'colection'" in misspelt and "source, collection" in misspelt
+    refused(http.delete("/v1/events/1", params={"force": 1}), 422, "InvalidRequest")
+    refused(http.post("/v1/search", params={"limit": 3}, json={"query": "x"}), 422)
+    assert http.get("/health", params={"probe": 1}).status_code == 200
+
+
 @pytest.fixture
 def small_server(serve: ServerFactory) -> Server:
     return serve("--max-body-bytes", "2048")

@@ -181,6 +181,24 @@ def test_fts_operator_words_are_searchable_as_words(kb: KnowledgeBase) -> None:
     assert kb.search("NEAR NOT", mode="text")[0].source == "ops.txt"
 
 
+def test_an_identifier_counts_fully_only_where_it_is_written_as_the_query_writes_it(
+    kb: KnowledgeBase,
+) -> None:
+    # The tokenizer splits send_file into "send" and "file": both chunks hold both words.
+    kb.add("Call send_file(path) to stream a file to the client.", source="api.md")
+    kb.add("Send the form first, then attach the file to the message.", source="forms.md")
+    kb.add("Read flask.send_file for the options.", source="dotted.md")
+    for mode in ("text", "hybrid"):
+        hits = {h.source: h.score for h in kb.search("send_file", mode=mode)}  # type: ignore[arg-type]
+        assert hits["api.md"] > hits["forms.md"] and hits["dotted.md"] > hits["forms.md"]
+    text = {h.source: h.score for h in kb.search("send_file", mode="text")}
+    assert text["forms.md"] == pytest.approx(text["api.md"] / 2, rel=0.05)  # LOOSE_PARTS
+    # a dotted name is held as its last part too; a word also said alone counts fully
+    assert kb.search("flask.send_file", mode="text")[0].source in ("api.md", "dotted.md")
+    both = {h.source: h.score for h in kb.search("send_file: send it", mode="text")}
+    assert both["forms.md"] > text["forms.md"]
+
+
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [

@@ -148,6 +148,11 @@ def test_code_tools(drive: Drive, workspace: Path) -> None:
         assert top["qualified_name"] == "Uploader.upload_file"
         assert "upload.py:4-6" in text_of(hits)
         assert "symbol_id" not in top and "start_byte" not in top
+        words = await call(session, "code_search", query="uploads", mode="text", min_score=0.5)
+        found = words.structured_content["results"]
+        assert found and all(h["score"] >= 0.5 for h in found)
+        strict = await call(session, "code_search", query="retry failed uploads", min_score=0.99)
+        assert strict.structured_content["results"] == []
 
         memory = await call(session, "memory_search", query="retry failed uploads", kinds=["code"])
         assert "upload.py:4-6" in text_of(memory)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from remembrances import Chunk, EmbedderMismatchError, Store
+from remembrances import Chunk, EmbedderMismatchError, EmbedderUnavailableError, Store
 from remembrances.embeddings import HashEmbedder
 from remembrances.storage.engine import Engine
 from remembrances.storage.filters import ChunkFilter
@@ -80,3 +80,19 @@ def test_the_text_leg_asks_rare_words_first_only_for_candidates(store: Store) ->
     assert len(ranked_two) == 2 and {i for i, _ in ranked_two} <= common_ids
     # Only 5 chunks hold the rare word: for 6 the leg asks with every word.
     assert [i for i, _ in six] == [i for i, _ in ranked_six] and len(six) == 6
+
+
+@pytest.mark.backends("sqlite", "postgresql")
+def test_an_embedder_too_wide_for_the_vector_index_is_refused_before_anything_is_recorded(
+    location: str,
+) -> None:
+    with Store(location) as store:
+        widest = store.engine.max_dimensions
+        with pytest.raises(EmbedderUnavailableError, match=f"can index 1 to {widest} dimensions"):
+            store.attach_embedder(HashEmbedder(widest + 1))
+        assert store.embedder is None and store.embedder_name is None
+        store.attach_embedder(HashEmbedder(widest))  # the widest it takes is recorded
+        store.put_source("kb", "a.md", [Chunk("alpha beta")])
+        assert [r.source for r in store.search("alpha", mode="vector")] == ["a.md"]
+    with pytest.raises(EmbedderUnavailableError, match="dimensions"):
+        Store(location, embedder=HashEmbedder(widest + 1))
