@@ -145,7 +145,11 @@ class CodeHit:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "label": self.label}
+        data = {**asdict(self), "label": self.label}
+        for key in ("score", "vector_score", "text_score"):  # as every other hit rounds them
+            if data[key] is not None:
+                data[key] = round(data[key], 6)
+        return data
 
 
 @dataclass

@@ -84,6 +84,8 @@ class KBHit:
             "title": self.title,
             "heading_path": self.heading_path,
             "position": self.position,
+            "chunk_id": self.chunk_id,
+            "best_span": None if self.best_span is None else list(self.best_span),
             "score": round(self.score, 6),
             "text": self.text,
             "metadata": self.metadata,

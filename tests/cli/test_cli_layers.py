@@ -198,6 +198,7 @@ def test_code_index_search_symbol_outline_refs_projects_rm(run: Run, repo: Path)
     assert "upload.py:4-6" in human.stdout and "def upload_file" in human.stdout
     # --min-score and --mode as for the KB and events
     every = as_json(run("code", "search", "retry failed uploads", "--json"))
+    assert all(h["score"] == round(h["score"], 6) for h in every)  # rounded as kb/events
     floor = (every[0]["score"] + every[-1]["score"]) / 2
     kept = as_json(
         run("code", "search", "retry failed uploads", "--min-score", str(floor), "--json")

@@ -54,6 +54,8 @@ def test_adjacent_matching_chunks_of_a_section_are_one_passage(
     start, end = best.best_span
     assert best.text[start:end] == chunk_hits[0].text
     assert best.position <= chunk_hits[0].position
+    shown = best.to_dict()  # the CLI's --json, HTTP and MCP: the same fields
+    assert (shown["chunk_id"], shown["best_span"]) == (best.chunk_id, [start, end])
     # No chunk shows up in two hits, and no passage is longer than MAX_CHUNKS chunks.
     for hit in hits:
         inside = [p for p, text in chunks if text in hit.text]
