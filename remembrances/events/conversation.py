@@ -5,7 +5,9 @@ Frameworks hand a memory their messages in a few shapes: ``{"role", "content"}``
 content blocks (``{"type": "text", "text": ...}``), and transcripts that name
 who spoke (``{"speaker", "text"}``). Everything is checked here, before anything
 is embedded or written, so one bad message refuses the whole call with a message
-that says which one and why.
+that says which one and why. A message that says nothing (a tool call, a tool's
+result, an assistant turn that only calls tools) is left out, not refused: an agent
+logs its transcript as its framework holds it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ MAX_MESSAGES = 100_000
 TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
 #: Keys a message may have besides its shape's two; anything else is a mistake.
 OPTIONAL_KEYS = frozenset({"name", "at", "time", "timestamp", "metadata", "caption"})
+#: Keys frameworks put on chat messages that hold nothing to remember (OpenAI's tool
+#: calls and refusals, message ids and types); read past, not refused.
+FRAMEWORK_KEYS = frozenset(
+    {"tool_calls", "tool_call_id", "function_call", "refusal", "audio", "annotations"}
+    | {"id", "type"}
+)
+#: Roles whose messages are a tool's output, not something said.
+TOOL_ROLES = frozenset({"tool", "function"})
 TIME_KEYS = ("at", "time", "timestamp")
 
 
@@ -76,6 +86,8 @@ def _text(value: Any, what: str) -> str:
                     "(a string or a mapping such as {'type': 'text', 'text': ...})"
                 )
         text = "\n\n".join(p for p in parts if p.strip())
+        if not text.strip() and value:
+            return ""  # only tool calls, tool results, images: nothing said
     elif value is None:
         raise InvalidInputError(f"{what} is missing")
     else:
@@ -89,8 +101,9 @@ def _text(value: Any, what: str) -> str:
     )
 
 
-def read_message(message: Any, index: int) -> Turn:
-    """One message in any supported shape, checked; ``index`` names it in errors."""
+def read_message(message: Any, index: int) -> Turn | None:
+    """One message in any supported shape, checked; ``index`` names it in errors.
+    None for a message that says nothing (see the module docstring)."""
     what = f"message {index}"
     if not isinstance(message, Mapping):
         raise InvalidInputError(
@@ -111,13 +124,22 @@ def read_message(message: Any, index: int) -> Turn:
             "'content' (OpenAI, Anthropic) or 'speaker' and 'text'"
         )
     unknown = set(message) - set(shape) - OPTIONAL_KEYS
+    if role is not None:  # the chat shape: frameworks' own keys are read past
+        unknown -= FRAMEWORK_KEYS
     if unknown:
         raise InvalidInputError(
             f"{what} has unknown keys {sorted(map(str, unknown))[:8]}; besides "
             f"{shape[0]!r} and {shape[1]!r} a message may have {', '.join(sorted(OPTIONAL_KEYS))}"
         )
     assert speaker is not None
-    content = _text(message[shape[1]], f"{what} {shape[1]}")
+    if role in TOOL_ROLES:
+        return None
+    said = message[shape[1]]
+    if said is None and (message.get("tool_calls") or message.get("function_call")):
+        return None  # an assistant turn that only calls tools
+    content = _text(said, f"{what} {shape[1]}")
+    if not content:
+        return None
     times = [k for k in TIME_KEYS if message.get(k) is not None]
     if len(times) > 1:
         raise InvalidInputError(f"{what} has both {times[0]!r} and {times[1]!r}; give one time")
@@ -142,7 +164,8 @@ def read_message(message: Any, index: int) -> Turn:
 
 
 def read_messages(messages: Any) -> list[Turn]:
-    """Every message checked, in order; the first bad one raises."""
+    """Every message checked, in order; the first bad one raises. Messages that say
+    nothing (tool calls and results) are left out."""
     if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
         raise InvalidInputError(
             "messages must be a list of chat messages (mappings with 'role' and 'content', "
@@ -154,7 +177,8 @@ def read_messages(messages: Any) -> list[Turn]:
         raise InvalidInputError(
             f"{len(messages):,} messages in one call; the limit is {MAX_MESSAGES:,}"
         )
-    return [read_message(m, i) for i, m in enumerate(messages)]
+    turns = [read_message(m, i) for i, m in enumerate(messages)]
+    return [t for t in turns if t is not None]
 
 
 def new_turns(stored: Sequence[tuple[str, str]], given: Sequence[Turn]) -> list[Turn]:

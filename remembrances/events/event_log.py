@@ -166,13 +166,15 @@ def _turn_chunk(
 
 @dataclass(frozen=True)
 class LoggedConversation:
-    """What :meth:`EventLog.log_conversation` did: the turns it added, and how many
-    of the messages given were already stored."""
+    """What :meth:`EventLog.log_conversation` did: the turns it added, how many of
+    the messages given were already stored, and how many said nothing (tool calls
+    and results, left out)."""
 
     session: str
     user: str | None
     added: builtins.list[Event]
     already_stored: int
+    skipped: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -180,6 +182,7 @@ class LoggedConversation:
             "user": self.user,
             "added": len(self.added),
             "already_stored": self.already_stored,
+            "skipped": self.skipped,
             "events": [e.to_dict() for e in self.added],
         }
 
@@ -304,6 +307,7 @@ class EventLog:
         session = scope_name(session, "session")
         user = None if user is None else scope_name(user, "user")
         turns = read_messages(messages)
+        skipped = len(messages) - len(turns)
         default_at = None if at is None else to_utc(at, "at")
         base_metadata = json.loads(encode_metadata(metadata))
         self.check_writable()
@@ -317,7 +321,7 @@ class EventLog:
                 )
             new = new_turns([(e.subject, e.content) for e in stored], turns)
             if not new:
-                return LoggedConversation(session, user, [], len(turns))
+                return LoggedConversation(session, user, [], len(turns), skipped)
             start = 0 if not stored else max(e.position or 0 for e in stored) + 1
             recorded = now_utc()
             rows = []
@@ -360,7 +364,9 @@ class EventLog:
                     ids.append(event_id)
                     self.store.write_source(KIND, COLLECTION, str(event_id), Prepared([chunk]))
             added = self._by_ids(ids)
-            return LoggedConversation(session, user, [added[i] for i in ids], len(turns) - len(new))
+            return LoggedConversation(
+                session, user, [added[i] for i in ids], len(turns) - len(new), skipped
+            )
         raise StorageError(
             f"session {session!r} kept changing while it was being logged; try again"
         )

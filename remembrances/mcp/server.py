@@ -253,7 +253,8 @@ def build_server(
             Field(
                 description="Chat messages in order: {'role', 'content'} (content a string or "
                 "a list of {'type': 'text', 'text'} blocks) or {'speaker', 'text'}; optional "
-                "'name', 'at' (ISO 8601), 'metadata', 'caption' (of a shared image)."
+                "'name', 'at' (ISO 8601), 'metadata', 'caption' (of a shared image). Tool "
+                "calls and tool results may be sent as they are: they are left out."
             ),
         ],
         session: Annotated[str, Field(description="The conversation's id.")],
@@ -268,6 +269,7 @@ def build_server(
         message = (
             f"session {logged.session}: {len(logged.added)} turn(s) added, "
             f"{logged.already_stored} already stored"
+            + (f", {logged.skipped} without text left out" if logged.skipped else "")
         )
         return _result(message, logged.to_dict())
 

@@ -185,7 +185,6 @@ BAD_MESSAGES: list[tuple[Any, str]] = [
     ([{"who": "x", "said": "hi"}], "needs 'role' and 'content'"),
     ([{"role": "user", "content": ""}], "message 1 content has no text"),
     ([{"role": "user", "content": None}], "content is missing"),
-    ([{"role": "user", "content": [{"type": "image", "source": {}}]}], "has no text"),
     ([{"role": "user", "content": [42]}], "block 0 is not a content block"),
     ([{"role": "user", "content": b"\xff\xfe"}], "binary"),
     ([{"role": "user", "content": "x" * (MAX_CONTENT_CHARS + 1)}], "the limit is"),
@@ -197,6 +196,8 @@ BAD_MESSAGES: list[tuple[Any, str]] = [
     ([{"speaker": "a", "text": "hi", "at": "2026-01-01", "time": 5}], "give one time"),
     ([{"speaker": "a", "text": "hi", "metadata": {"x": float("nan")}}], "JSON"),
     ([{"speaker": "a", "text": "hi", "tool_calls": []}], "unknown keys"),
+    ([{"role": "user", "content": "hi", "tool_callz": []}], "unknown keys"),
+    ([{"role": "assistant", "content": None}], "content is missing"),
     ([{"speaker": "a", "text": "hi", "caption": 7}], "caption must be a string"),
 ]
 
@@ -314,3 +315,40 @@ def test_reindex_rebuilds_lost_chunks_as_they_were(events: EventLog, store: Stor
     assert events.search("rainbow flag", session="D1", mode="text")[0].id == ids[2]
     with pytest.raises(InvalidInputError, match="event id must be an integer"):
         events.reindex(["1"])  # type: ignore[list-item]
+
+
+def test_tool_calls_and_results_are_left_out_as_frameworks_hold_them(events: EventLog) -> None:
+    openai = [
+        {"role": "user", "content": "what's the weather in Lima?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "w"}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": '{"temp": 19}'},
+        {"role": "assistant", "content": "It is 19 degrees in Lima.", "refusal": None},
+    ]
+    logged = events.log_conversation(openai, session="o")
+    assert [e.content for e in logged.added] == [
+        "what's the weather in Lima?",
+        "It is 19 degrees in Lima.",
+    ]
+    assert (logged.skipped, logged.to_dict()["skipped"]) == (2, 2)
+    assert [t.position for t in events.turns("o")] == [0, 1]
+    # logged again whole, nothing is added twice
+    again = events.log_conversation(openai, session="o")
+    assert (again.added, again.already_stored, again.skipped) == ([], 2, 2)
+
+    anthropic = [
+        {"role": "user", "content": "read config.py"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read"}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1"}]},
+        {"role": "user", "content": [{"type": "image", "source": {}}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "It sets DEBUG."}]},
+    ]
+    logged = events.log_conversation(anthropic, session="a")
+    assert [e.content for e in logged.added] == ["read config.py", "It sets DEBUG."]
+    assert logged.skipped == 3
+    # a call that holds only tool traffic adds nothing and raises nothing
+    only_tools = events.log_conversation(anthropic[1:3], session="a")
+    assert (only_tools.added, only_tools.skipped) == ([], 2)
