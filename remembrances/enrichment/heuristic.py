@@ -58,6 +58,7 @@ REQUEST_PHRASES = [
     r"when(?:'s|\s+is|\s+are|\s+does|\s+do|\s+did)",
     r"which",
     r"happened",
+    r"what\s+time\s+is\s+it",
     r"thanks",
     r"thank\s+you",
     r"hey",
@@ -157,6 +158,56 @@ META_WORDS = frozenset(
     ]
 )
 
+#: Words of a reply about the conversation itself ("thanks, that worked!", "no, the
+#: other one", "try again"): a prompt of nothing else is not searched. Their words are
+#: in many passages and turns ("one", "try", "worked"), so searching them injected
+#: unrelated context every turn (a helper's agent session, 2026-11-26). Beside other
+#: words they stay in the queries: "pick one value", "before other parameters".
+REPLY_WORDS = frozenset(
+    [
+        "yes",
+        "yeah",
+        "yep",
+        "no",
+        "nope",
+        "nah",
+        "sure",
+        "great",
+        "perfect",
+        "cool",
+        "nice",
+        "awesome",
+        "fine",
+        "good",
+        "right",
+        "correct",
+        "exactly",
+        "agreed",
+        "sorry",
+        "meant",
+        "mean",
+        "other",
+        "one",
+        "ones",
+        "first",
+        "try",
+        "tried",
+        "go",
+        "worked",
+        "sounds",
+        "lol",
+        "haha",
+        "hmm",
+        "ah",
+        "oh",
+        "wow",
+        "hey",
+        "yay",
+        "oops",
+        "alright",
+    ]
+)
+
 _REQUEST = re.compile(r"(?<![\w.])(?:" + "|".join(REQUEST_PHRASES) + r")(?![\w])", re.IGNORECASE)
 _QUOTED = re.compile(
     r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|`([^`\n]{1,200})`|(?<![\w])'([^'\n]{2,200})'(?![\w])"
@@ -222,6 +273,8 @@ class HeuristicPlanner:
         terms = _terms(text)
         protected = [t for t in terms if t.kind != "word"]
         words = [t.text for t in terms if t.kind == "word"]
+        if not protected and all(w.lower() in REPLY_WORDS for w in words):
+            terms, words = [], []  # a reply about the conversation: nothing to look up
         everything = _unique([t.text for t in terms])
         has_code_signal = any(t.kind in ("path", "identifier", "error") for t in protected)
 

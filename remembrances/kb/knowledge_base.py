@@ -431,6 +431,8 @@ class KnowledgeBase:
                     position=passage.first.position,
                     chunk_id=best.id,
                     best_span=passage.best_span,
+                    vector_score=best.vector_score,
+                    text_score=best.text_score,
                 )
             )
         return hits

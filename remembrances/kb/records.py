@@ -65,6 +65,10 @@ class KBHit:
     chunk_id: int
     kind: str = "kb"
     best_span: tuple[int, int] | None = None
+    #: The best chunk's cosine and word coverage (None in a search that did not use
+    #: that leg), as for a store or code hit.
+    vector_score: float | None = None
+    text_score: float | None = None
 
     @property
     def source_kind(self) -> str:
@@ -87,6 +91,8 @@ class KBHit:
             "chunk_id": self.chunk_id,
             "best_span": None if self.best_span is None else list(self.best_span),
             "score": round(self.score, 6),
+            "vector_score": None if self.vector_score is None else round(self.vector_score, 6),
+            "text_score": None if self.text_score is None else round(self.text_score, 6),
             "text": self.text,
             "metadata": self.metadata,
         }

@@ -157,7 +157,14 @@ def test_days_follow_the_given_time_zone_and_come_out_in_utc() -> None:
     assert plan.events_until == datetime(2026, 11, 21, 15, 0, tzinfo=UTC)
 
 
-@pytest.mark.parametrize("prompt", ["", "   ", "hi", "thanks!", "can you please help me?", "ok"])
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        *("", "   ", "hi", "thanks!", "can you please help me?", "ok", "perfect", "go on"),
+        *("thanks, that worked!", "no, the other one", "try again", "yes please"),
+        *("sorry, I meant the first one", "what time is it?"),
+    ],
+)
 def test_prompts_without_content_plan_nothing(planner: HeuristicPlanner, prompt: str) -> None:
     plan = planner.plan(prompt)
     assert (plan.kb_query, plan.code_query, plan.events_query) == ("", "", "")
@@ -199,3 +206,10 @@ def test_any_text_plans_without_error(prompt: str) -> None:
         query.encode("utf-8")
     if plan.events_since is not None and plan.events_until is not None:
         assert plan.events_since <= plan.events_until
+
+
+def test_reply_words_beside_other_words_stay_in_the_queries(planner: HeuristicPlanner) -> None:
+    plan = planner.plan("limit the user to picking one value from a fixed list")
+    assert "one" in words(plan.kb_query) and "one" in words(plan.events_query)
+    other = planner.plan("no, the other branch")  # "branch" is news: searched as said
+    assert (other.kb_query, other.events_query) == ("branch", "no, the other branch")

@@ -64,6 +64,17 @@ UNRELATED = [
     "best way to learn the guitar",
     "plan a weekend trip to Lisbon",
 ]
+#: Replies an agent gets every turn: their few words are everywhere, their meaning nowhere.
+CHIT_CHAT = [
+    "thanks, that worked!",
+    "no, the other one",
+    "what time is it?",
+    "try again",
+    "yes please",
+    "go on",
+    "perfect",
+    "sorry, I meant the first one",
+]
 
 
 @dataclass
@@ -116,7 +127,7 @@ def measured(memory: RemembrancesService) -> Measured:
             hits = memory.store.search(question, kind="kb", limit=10)
             score = next(h.score for h in hits if h.source == answer)
             result.scores[size][question] = (hits[0].source, score)
-        prompts = [p for p, _, _ in RELEVANT] + UNRELATED
+        prompts = [p for p, _, _ in RELEVANT] + UNRELATED + CHIT_CHAT
         result.blocks[size] = {p: memory.enrich_context(p) for p in prompts}
         searches = {"kb": memory.kb.search, "code": memory.code.search}
         result.unrelated_best[size] = {
