@@ -285,7 +285,12 @@ def _source_lines(root: str | None, path: str, start: int, end: int) -> str:
 
 
 def _uses_item(code: CodeIndexer, project: str, name: str) -> list[ContextItem]:
-    refs = [r for r in code.references(name, project=project, limit=200) if not r.is_definition]
+    refs, lines_seen = [], set()
+    for ref in code.references(name, project=project, limit=200):
+        # a line once: `import x as x` and `json=json` hold the name twice
+        if not ref.is_definition and (ref.path, ref.line) not in lines_seen:
+            lines_seen.add((ref.path, ref.line))
+            refs.append(ref)
     if not refs:
         return []
     shown = refs[:MAX_USES]

@@ -153,10 +153,13 @@ def _code_key(project: str, path: str, start: int, end: int, name: str) -> str:
 
 
 def code_item(hit: CodeHit) -> ContextItem:
+    # A later part of a long symbol starts mid-body: show whose body it is, its first
+    # line elided as the code index elides it (``def send(self): …``).
+    code = f"{hit.signature} …\n{hit.code}" if hit.part > 1 and hit.signature else hit.code
     return ContextItem(
         "code",
         hit.label,
-        hit.code,
+        code,
         _score(hit.score),
         _code_key(hit.project, hit.path, hit.start_line, hit.end_line, hit.qualified_name),
         language=_language(hit.language),

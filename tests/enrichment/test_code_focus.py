@@ -249,3 +249,21 @@ def test_a_name_means_its_own_definition_first_then_the_most_used_file(
     assert ambiguous.code.file_users("repo", ["z/used.py", "a/unused.py"]) == {"z/used.py": 2}
     chosen = definitions(enricher.enrich("what does `helper_function` return?"))
     assert chosen[0] == "[repo] z/used.py:1-2 helper_function (function)"
+
+
+def test_a_line_naming_the_name_twice_is_one_use(tmp_path: Path, location: str) -> None:
+    repo = tmp_path / "dup"
+    repo.mkdir()
+    (repo / "helpers.py").write_text("def make_response(json=None):\n    return json\n")
+    (repo / "app.py").write_text(
+        "from helpers import make_response as make_response\n\n\n"
+        "def view(json):\n    return make_response(json=json)\n"
+    )
+    with remembrances.open(location, embedder=HashEmbedder(64)) as svc:
+        svc.code.index(repo)
+        items = ContextEnricher(svc).enrich("what does `make_response` return?").items["code"]
+    uses = next(i for i in items if i.origin == "[dup] uses of make_response")
+    assert uses.text.splitlines() == [
+        "app.py:1: from helpers import make_response as make_response",
+        "app.py:5 in view: return make_response(json=json)",
+    ]

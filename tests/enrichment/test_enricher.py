@@ -434,3 +434,25 @@ def sabotaged_service(tmp_path: Path) -> _Closing:
     svc = remembrances.open(tmp_path / "m.db", embedder=SabotagedEmbedder(64))
     populate(svc, tmp_path / "code")
     return _Closing(svc)
+
+
+def test_a_later_part_of_a_long_symbol_shows_whose_body_it_is(
+    location: str, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    body = "".join(f"    s_{i} = step({i})\n" for i in range(120))  # two parts, the 2nd short
+    tail = "    zanzibar_checksum = verify_zanzibar_checksum(s_0)\n    return zanzibar_checksum\n"
+    (repo / "long.py").write_text(
+        f"def build_report(records, factor):\n{body}{tail}", encoding="utf-8"
+    )
+    with remembrances.open(location, embedder=HashEmbedder(64)) as svc:
+        svc.code.index(repo)
+        hit = svc.code.search("zanzibar checksum", limit=1)[0]
+        assert hit.part > 1  # the tail is its own part
+        # hash vectors score code low: no gate here, this is about how the part is shown
+        found = enricher(svc, min_score=0.0).enrich("where is the zanzibar checksum verified?")
+        code = section(found.text, "Code")
+    first_code_line = code.split("```python\n", 1)[1].splitlines()[0]
+    assert first_code_line == "def build_report(records, factor) …"
+    assert "zanzibar_checksum = verify_zanzibar_checksum" in code
