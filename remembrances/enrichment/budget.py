@@ -79,10 +79,14 @@ def fit(
     """Choose and cut items so that every section and the whole block fit.
 
     Items are taken round-robin by rank across sources, so one verbose source
-    cannot crowd out the others' best hit.
+    cannot crowd out the others' best hit; in the first round each best hit is cut
+    to an equal share of the block, so a small block holds every source's best hit
+    rather than all of the first one's.
     """
     chosen: dict[str, list[tuple[ContextItem, str]]] = {s: [] for s in order}
     queues = {s: list(ranked.get(s, ())) for s in order}
+    speaking = sum(1 for q in queues.values() if q)
+    share = limits.total_chars // speaking if limits.total_chars and speaking > 1 else None
     depth = max((len(q) for q in queues.values()), default=0)
     section_tokens = limits.section_tokens or {}
 
@@ -115,6 +119,11 @@ def fit(
                 text = cut_text(
                     _from_focus(item, text, limits.item_chars), limits.item_chars, code=code
                 )
+            if rank == 0 and share is not None:
+                # what the section's heading, the label and a fence take of the share
+                room = share - len(render_section(source, [(item, "")])) - len(header) - 2
+                if room >= MIN_CUT_CHARS and len(text) > room:
+                    text = cut_text(_from_focus(item, text, room), room, code=code) or text
             if not text:
                 continue
             chosen[source].append((item, text))

@@ -215,6 +215,20 @@ def test_character_budgets_are_never_exceeded(
             assert line.endswith(" …") and not line[:-2].endswith(" ")
 
 
+@pytest.mark.parametrize("max_chars", [600, 900, 1200])
+def test_a_small_block_still_holds_every_sources_best_hit(
+    service: RemembrancesService, max_chars: int
+) -> None:
+    prompt = "how should we handle HTTP 429 rate limits and retry in fetch_with_retry?"
+    everything = enricher(service).enrich(prompt)
+    assert len(everything.items) == 3  # all three speak with the default budgets
+    small = enricher(service, max_chars=max_chars).enrich(prompt)
+    assert len(small.text) <= max_chars
+    assert set(small.items) == set(everything.items), small.text
+    for source, items in small.items.items():  # each one's best hit, first
+        assert items[0].key == everything.items[source][0].key
+
+
 def test_token_budgets_are_checked_with_the_given_tokenizer(service: RemembrancesService) -> None:
     calls = []
 
