@@ -235,6 +235,31 @@ _AUXILIARIES = frozenset({"ca", "wo", "sha", "ai", "do", "does", "did", "is", "a
 _NOT_IDENTIFIERS = frozenset({"e.g", "i.e", "etc", "a.m", "p.m", "vs"})
 
 
+#: A Python traceback: its header, its frames (indented lines) and the exception line.
+_TRACEBACK = re.compile(
+    r"^[ \t]*Traceback \(most recent call last\):[ \t]*\n"
+    r"(?P<frames>(?:[ \t]+\S[^\n]*\n)*)(?P<error>[^\s][^\n]*)?",
+    re.MULTILINE,
+)
+_FRAME = re.compile(
+    r'^[ \t]*File "(?P<path>[^"]*)", line \d+, in [^\n]*\n(?:[ \t]+(?![ \t]*File ")[^\n]*\n)*',
+    re.MULTILINE,
+)
+#: Frames in installed packages or the standard library, not the user's code.
+_LIBRARY_FRAME = re.compile(r"[/\\](?:site|dist)-packages[/\\]|[/\\]lib[/\\]python\d")
+
+
+def _condensed_traceback(match: re.Match[str]) -> str:
+    """What a pasted traceback is about: its exception line, then the last frame of the
+    user's own code and the last frame. Its first frames are the framework's entry
+    points (``__call__``, ``wsgi_app``), the same in every traceback, and a query made
+    of them (or an embedding of the first 256 word pieces) finds the entry points."""
+    frames = [f.group(0) for f in _FRAME.finditer(match.group("frames"))]
+    own = [f for f in frames if not _LIBRARY_FRAME.search(f)]
+    kept = list(dict.fromkeys([*own[-1:], *frames[-1:]]))
+    return "\n".join([match.group("error") or "", *kept]).strip() + "\n"
+
+
 class HeuristicPlanner:
     """Rules only: fast (well under a millisecond), deterministic, no network.
 
@@ -267,6 +292,7 @@ class HeuristicPlanner:
         # Lone surrogates and control characters: never let them reach a query.
         text = prompt.encode("utf-8", "replace").decode("utf-8")
         text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", " ", text)[:20_000]
+        text = _TRACEBACK.sub(_condensed_traceback, text)
 
         window, text = find_time_window(text, now=self.now(), tz=self.tz)
 

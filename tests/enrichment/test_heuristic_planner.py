@@ -213,3 +213,31 @@ def test_reply_words_beside_other_words_stay_in_the_queries(planner: HeuristicPl
     assert "one" in words(plan.kb_query) and "one" in words(plan.events_query)
     other = planner.plan("no, the other branch")  # "branch" is news: searched as said
     assert (other.kb_query, other.events_query) == ("branch", "no, the other branch")
+
+
+TRACEBACK = """I get this when I open the home page:
+
+Traceback (most recent call last):
+  File "/venv/lib/python3.11/site-packages/flask/app.py", line 1498, in __call__
+    return self.wsgi_app(environ, start_response)
+  File "/venv/lib/python3.11/site-packages/flask/app.py", line 1473, in wsgi_app
+    response = self.full_dispatch_request()
+  File "/app/views.py", line 12, in index
+    return redirect(url_for("profile", user=name))
+  File "/venv/lib/python3.11/site-packages/flask/app.py", line 1084, in url_for
+    return self.handle_url_build_error(error, endpoint, values)
+werkzeug.routing.exceptions.BuildError: Could not build url for endpoint 'profile'.
+"""
+
+
+def test_a_pasted_traceback_is_searched_by_its_error_and_last_frames(
+    planner: HeuristicPlanner,
+) -> None:
+    plan = planner.plan(TRACEBACK)
+    for query in (plan.kb_query, plan.code_query):
+        assert "BuildError" in query and "handle_url_build_error" in query
+        assert "/app/views.py" in query  # the user's own frame
+        assert "wsgi_app" not in query and "__call__" not in query  # the entry points
+    # the exception comes first, where an embedding reads it for sure
+    assert plan.code_query.index("BuildError") < plan.code_query.index("/app/views.py")
+    assert plan.code_query.startswith("I get this when I open the home page:")
