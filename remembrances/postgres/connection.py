@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -225,6 +226,15 @@ def postgres_error(exc: BaseException, where: str = "PostgreSQL") -> Remembrance
 # -- the connections of one process to one memory ---------------------------------------
 
 
+class _Held:
+    """A thread's reader connection, in that thread's local storage: when the thread
+    ends its storage goes, and with it this object, whose finalizer closes the
+    connection (a server takes about a hundred connections; threads come and go)."""
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self.conn = conn
+
+
 class PostgresDatabase:
     """One writer connection (under a lock) and a reader per thread, for one memory."""
 
@@ -307,13 +317,23 @@ class PostgresDatabase:
         return self.conn
 
     def _reader(self) -> psycopg.Connection[Any]:
-        conn: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
-        if conn is None or conn.closed or conn.broken:
-            conn = self._connect()
-            with self._readers_lock:
-                self._readers.append(conn)
-            self._local.conn = conn
+        held: _Held | None = getattr(self._local, "held", None)
+        if held is not None and not (held.conn.closed or held.conn.broken):
+            return held.conn
+        conn = self._connect()
+        with self._readers_lock:
+            self._readers.append(conn)
+        held = _Held(conn)
+        weakref.finalize(held, self._release, conn)
+        self._local.held = held
         return conn
+
+    def _release(self, conn: psycopg.Connection[Any]) -> None:
+        """Close a reader whose thread ended (or that was replaced)."""
+        with self._readers_lock:
+            if conn in self._readers:
+                self._readers.remove(conn)
+        conn.close()
 
     # the schema's existence
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Iterator
 
@@ -270,3 +271,29 @@ def test_or_query_finds_any_word_and_stop_word_queries_work(database: PostgresDa
         assert hits("why did the deployments fail?") == ["a"]  # stems, OR over the words
         assert hits("to be or not to be") == ["b"]  # only stop words: still a query
         assert hits("nothing matches zebra") == []
+
+
+def test_a_threads_reader_connection_closes_when_the_thread_ends(
+    database: PostgresDatabase,
+) -> None:
+    def readers() -> int:
+        with database.read() as tx:
+            count = tx.execute(
+                "SELECT count(*) AS n FROM pg_stat_activity "
+                "WHERE application_name = 'remembrances' AND pid <> pg_backend_pid()"
+            ).scalar()
+        return int(count)
+
+    def read_once() -> None:
+        with database.read() as tx:
+            tx.execute("SELECT 1")
+
+    before = readers()
+    for _ in range(30):  # short-lived threads, as a pool per request would make
+        thread = threading.Thread(target=read_once)
+        thread.start()
+        thread.join()
+    gc.collect()
+    assert readers() <= before + 1  # not one per thread that ever read
+    with database.read() as tx:  # this thread's reader still works
+        assert tx.execute("SELECT 2 AS n").scalar() == 2
