@@ -56,6 +56,17 @@ class Turn:
         """What identifies a turn when a transcript is logged again."""
         return (self.speaker, self.content)
 
+    def is_stored_as(self, stored: StoredTurn) -> bool:
+        """Whether ``stored`` is this message: the same speaker and text, and the same
+        time when the message gives one (so a repeated "ok" with its own time is a new
+        turn, while a transcript logged again, times and all, adds nothing)."""
+        speaker, content, at = stored
+        return (speaker, content) == self.key and (self.at is None or self.at == at)
+
+
+#: A stored turn as :func:`new_turns` compares it: speaker, text and time.
+StoredTurn = tuple[str, str, datetime]
+
 
 def scope_name(value: Any, what: str) -> str:
     """A session or user id: a short, non-blank string."""
@@ -181,23 +192,28 @@ def read_messages(messages: Any) -> list[Turn]:
     return [t for t in turns if t is not None]
 
 
-def new_turns(stored: Sequence[tuple[str, str]], given: Sequence[Turn]) -> list[Turn]:
-    """The turns of ``given`` that ``stored`` (the session's keys, in order) lacks.
+def new_turns(stored: Sequence[StoredTurn], given: Sequence[Turn]) -> list[Turn]:
+    """The turns of ``given`` that ``stored`` (the session's turns, in order) lacks.
 
     A caller may log the whole transcript every time (it starts with what is
     stored), only the latest messages (they overlap the end of what is stored),
     or only new ones (no overlap); each adds just the turns not yet stored.
     """
-    keys = [t.key for t in given]
-    shared = min(len(stored), len(keys))
-    if list(stored[:shared]) == keys[:shared]:
+
+    def same(stored_part: Sequence[StoredTurn], given_part: Sequence[Turn]) -> bool:
+        return len(stored_part) == len(given_part) and all(
+            t.is_stored_as(s) for s, t in zip(stored_part, given_part, strict=True)
+        )
+
+    shared = min(len(stored), len(given))
+    if same(stored[:shared], given[:shared]):
         return list(given[shared:])
-    if keys and keys[0] in stored:
-        for overlap in range(min(len(stored), len(keys)), 0, -1):
-            if stored[-overlap] == keys[0] and list(stored[-overlap:]) == keys[:overlap]:
+    if given and any(given[0].is_stored_as(s) for s in stored):
+        for overlap in range(shared, 0, -1):
+            if same(stored[-overlap:], given[:overlap]):
                 return list(given[overlap:])
-    if stored and keys and stored[0] == keys[0]:
-        differs = next(i for i in range(shared) if stored[i] != keys[i])
+    if stored and given and given[0].is_stored_as(stored[0]):
+        differs = next(i for i in range(shared) if not given[i].is_stored_as(stored[i]))
         raise InvalidInputError(
             f"message {differs} differs from turn {differs} already stored for this session; "
             "stored turns are not rewritten (log an edited conversation as a new session)"

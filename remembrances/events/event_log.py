@@ -319,7 +319,7 @@ class EventLog:
                     f"session {session!r} belongs to user {sorted(map(str, owners))[0]!r}, "
                     f"not {user!r}; pass the same user, or use another session id"
                 )
-            new = new_turns([(e.subject, e.content) for e in stored], turns)
+            new = new_turns([(e.subject, e.content, e.occurred_at) for e in stored], turns)
             if not new:
                 return LoggedConversation(session, user, [], len(turns), skipped)
             start = 0 if not stored else max(e.position or 0 for e in stored) + 1

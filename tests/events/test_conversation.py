@@ -352,3 +352,17 @@ def test_tool_calls_and_results_are_left_out_as_frameworks_hold_them(events: Eve
     # a call that holds only tool traffic adds nothing and raises nothing
     only_tools = events.log_conversation(anthropic[1:3], session="a")
     assert (only_tools.added, only_tools.skipped) == ([], 2)
+
+
+def test_a_repeated_message_with_its_own_time_is_a_new_turn(events: EventLog) -> None:
+    first = [{"role": "user", "content": "ok", "at": "2026-11-20T10:00:00Z"}]
+    second = [{"role": "user", "content": "ok", "at": "2026-11-20T10:05:00Z"}]
+    assert len(events.log_conversation(first, session="s").added) == 1
+    assert len(events.log_conversation(second, session="s").added) == 1  # one at a time
+    assert [t.content for t in events.turns("s")] == ["ok", "ok"]
+    # the transcript logged again, times and all, adds nothing
+    again = events.log_conversation(first + second, session="s")
+    assert (again.added, again.already_stored) == ([], 2)
+    # without a time the repeat is taken for the turn already stored
+    assert events.log_conversation([{"role": "user", "content": "ok"}], session="s").added == []
+    assert len(events.turns("s")) == 2
