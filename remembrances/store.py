@@ -624,6 +624,7 @@ class Store:
         pool: int | None = None,
         exact: bool | None = None,
         fuse: Fuse = "pointwise",
+        kind_where: Mapping[str, Where] | None = None,
     ) -> list[SearchResult]:
         """Search by meaning (``vector``), words (``text``) or both fused (``hybrid``).
 
@@ -640,7 +641,9 @@ class Store:
         (docs/scale-out.md). ``fuse='rrf'`` fuses the hybrid
         legs by reciprocal rank (k = 60) instead of scoring each candidate on its
         own cosine and word coverage (see docs/search.md for why the default is
-        not RRF).
+        not RRF). ``kind_where`` holds metadata conditions per kind, which only
+        that kind's chunks must meet (``{"event": {"user": "alice"}}``: one user's
+        events, and every document and symbol).
         """
         if not isinstance(query, str):
             raise InvalidInputError(f"query must be a string, not {type(query).__name__}")
@@ -674,6 +677,7 @@ class Store:
                 where=where,
                 since=as_timestamp(since, "since"),
                 until=as_timestamp(until, "until"),
+                kind_where=kind_where,
             ),
             min_score=min_score,
             mmr=mmr,

@@ -58,6 +58,8 @@ def stats(state: State) -> None:
 @click.option("--min-score", type=float, default=0.0, show_default=True)
 @click.option("--since", default=None, help="Only events at/after this ISO time.")
 @click.option("--until", default=None, help="Only events at/before this ISO time.")
+@click.option("--user", default=None, help="Only this user's events (documents and code stay).")
+@click.option("--session", default=None, help="Only this conversation's events.")
 @json_option
 @pass_state
 def search(
@@ -70,6 +72,8 @@ def search(
     min_score: float,
     since: str | None,
     until: str | None,
+    user: str | None,
+    session: str | None,
 ) -> None:
     """Search everything (documents, events, code) by meaning and words at once.
 
@@ -93,9 +97,20 @@ def search(
         min_score=min_score,
         since=since,
         until=until,
+        kind_where=_events_of(user, session),
     )
     data = records(hits)
     state.out.emit(data, hits_view(state.out, data))
+
+
+def _events_of(user: str | None, session: str | None) -> dict[str, dict[str, str]] | None:
+    """``--user``/``--session`` as the search's scope for events (documents and code are
+    shared). Imported only when asked: through a server the CLI loads no store."""
+    if user is None and session is None:
+        return None
+    from ..events import scope_where
+
+    return {"event": scope_where(user, session)}
 
 
 def _kinds(svc: object, kinds: tuple[str, ...]) -> list[str] | None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .event_log import EventLog
+from .event_log import EventLog, scope_where
 from .records import Event
 from .times import parse_duration, to_utc
 
-__all__ = ["Event", "EventLog", "parse_duration", "to_utc"]
+__all__ = ["Event", "EventLog", "parse_duration", "scope_where", "to_utc"]

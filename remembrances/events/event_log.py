@@ -101,6 +101,18 @@ def _limit(value: Any, what: str = "limit") -> int:
     return check_limit(value, MAX_LIMIT, what)
 
 
+def scope_where(user: Any = None, session: Any = None) -> dict[str, str]:
+    """The metadata conditions that keep event chunks to one user's and/or one
+    conversation's, as ``events.search`` keeps them (for a search of the whole
+    memory: ``store.search(..., kind_where={"event": scope_where(user)})``)."""
+    where = {}
+    if user is not None:
+        where["user"] = scope_name(user, "user")
+    if session is not None:
+        where["session"] = scope_name(session, "session")
+    return where
+
+
 def _scope_keys(subject: str, session: str | None, user: str | None) -> dict[str, Any]:
     """The chunk metadata a scoped search filters on; they override same-named
     caller metadata in the index (never in the event), so a caller's own
@@ -682,13 +694,9 @@ class EventLog:
             )
         start, end = window(since, until, last)
         subjects = _subjects(subject)
-        where: dict[str, Any] = {}
+        where: dict[str, Any] = scope_where(user, session)
         if subjects is not None:
             where["subject"] = subjects
-        if session is not None:
-            where["session"] = scope_name(session, "session")
-        if user is not None:
-            where["user"] = scope_name(user, "user")
         speakers = self._speakers(session, user)
         pool = limit if half_life is None else limit * RECENCY_POOL_FACTOR
         if speakers is not None:

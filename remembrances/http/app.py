@@ -21,6 +21,7 @@ from pydantic_core import PydanticSerializationError
 from starlette.exceptions import HTTPException
 
 from ..errors import InvalidInputError, NotFoundError, RemembrancesError
+from ..events import scope_where
 from ..mcp.roots import AllowedRoots
 from ..service import RemembrancesService, source_kinds
 from ..validation import check_choices
@@ -169,6 +170,7 @@ def build_app(
             min_score=req.min_score,
             since=req.since,
             until=req.until,
+            kind_where={"event": scope_where(req.user, req.session)},
         )
         return records(hits)
 

@@ -275,8 +275,14 @@ class _Store:
         self._c = client
 
     def search(self, query: str, *, kind: Sequence[str] | None = None,
-               collection: Sequence[str] | None = None, **options: Any) -> Any:  # fmt: skip
-        body = {"query": query, "kinds": kind, "collections": collection, **options}
+               collection: Sequence[str] | None = None,
+               kind_where: Mapping[str, Mapping[str, Any]] | None = None,
+               **options: Any) -> Any:  # fmt: skip
+        # the server scopes events by user and session (its /v1/search fields)
+        scope = dict((kind_where or {}).get("event") or {})
+        if set(kind_where or {}) - {"event"} or set(scope) - {"user", "session"}:
+            raise errors.InvalidInputError("over HTTP, a search is kept to a user or session only")
+        body = {"query": query, "kinds": kind, "collections": collection, **options, **scope}
         return self._c.call("POST", "/v1/search", body)
 
 

@@ -35,6 +35,8 @@ class SearchRequest(Body):
     min_score: float = 0.0
     since: str | None = Field(None, description="ISO time; only chunks at or after it.")
     until: str | None = Field(None, description="ISO time; only chunks at or before it.")
+    user: str | None = Field(None, description="Only this user's events (documents and code stay).")
+    session: str | None = Field(None, description="Only this conversation's events.")
 
 
 class EnrichRequest(Body):

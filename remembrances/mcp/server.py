@@ -22,6 +22,7 @@ from pydantic import Field, ValidationError
 from .. import __version__
 from ..code.repo_map import DEFAULT_BUDGET_TOKENS
 from ..errors import NotFoundError, RemembrancesError
+from ..events import scope_where
 from ..service import RemembrancesService, source_kinds
 from ..validation import check_choices
 from . import text as render
@@ -405,10 +406,23 @@ def build_server(
         ] = None,
         mode: Mode = "hybrid",
         min_score: Annotated[float, Field(ge=0, le=1)] = 0.0,
+        user: Annotated[
+            str | None, Field(description="Only this user's events (documents and code stay).")
+        ] = None,
+        session: Annotated[
+            str | None, Field(description="Only this conversation's events.")
+        ] = None,
     ) -> CallToolResult:
         """Search all memory at once: documents, events and code."""
         kind = check_choices(kinds, source_kinds(svc), "kind") if kinds else None
-        hits = svc.store.search(query, limit=limit, kind=kind, mode=mode, min_score=min_score)
+        hits = svc.store.search(
+            query,
+            limit=limit,
+            kind=kind,
+            mode=mode,
+            min_score=min_score,
+            kind_where={"event": scope_where(user, session)},
+        )
         return _hits(hits, "Nothing in memory matches.")
 
     @tool(READ)

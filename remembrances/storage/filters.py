@@ -95,6 +95,9 @@ class ChunkFilter:
     where: Where | None = None
     since: float | None = None
     until: float | None = None
+    #: Per kind, metadata conditions only that kind's chunks must meet (a search of the
+    #: whole memory kept to one user's events: documents and code are shared).
+    kind_where: Mapping[str, Where] | None = None
 
     @classmethod
     def of(
@@ -106,10 +109,19 @@ class ChunkFilter:
         where: Where | None = None,
         since: float | None = None,
         until: float | None = None,
+        kind_where: Mapping[str, Where] | None = None,
     ) -> ChunkFilter:
         """A checked filter: a bad name or metadata condition raises here, before any work."""
         if where and not isinstance(where, Mapping):
             raise InvalidInputError("where must be a mapping of metadata key to value")
+        if kind_where is not None and (
+            not isinstance(kind_where, Mapping)
+            or not all(isinstance(w, Mapping) for w in kind_where.values())
+        ):
+            raise InvalidInputError(
+                "kind_where must map a kind to a mapping of metadata conditions"
+            )
+        scoped = {check_name(k, "kind"): dict(w) for k, w in (kind_where or {}).items() if w}
         made = cls(
             names(kind, "kind"),
             names(collection, "collection"),
@@ -117,6 +129,7 @@ class ChunkFilter:
             where or None,
             since,
             until,
+            scoped or None,
         )
         made.sql("sqlite")  # validates the metadata conditions
         return made
@@ -132,8 +145,15 @@ class ChunkFilter:
                 self.where,
                 self.since,
                 self.until,
+                self.kind_where,
             )
         )
+
+    @property
+    def by_metadata(self) -> bool:
+        """Whether it asks for more than the vector index's columns (kind, collection,
+        time) can tell: sources or metadata, which only SQL over the chunks answers."""
+        return self.sources is not None or bool(self.where) or bool(self.kind_where)
 
     def sql(self, dialect: Dialect = "sqlite") -> tuple[str, list[Any]]:
         """The WHERE fragment over the chunk alias ``c``, and its parameters."""
@@ -161,6 +181,14 @@ class ChunkFilter:
                 clause, values = metadata_condition(key, value, dialect)
                 clauses.append(clause)
                 params.extend(values)
+        for kind, conditions in (self.kind_where or {}).items():
+            parts, values = [], [kind]
+            for key, value in conditions.items():
+                clause, given = metadata_condition(key, value, dialect)
+                parts.append(clause)
+                values.extend(given)
+            clauses.append(f"(c.kind <> ? OR ({' AND '.join(parts)}))")
+            params.extend(values)
         return " AND ".join(clauses), params
 
 

@@ -323,7 +323,7 @@ class SqliteEngine:
         if cold is not None:
             return cold
         ids = None
-        if where.sources is not None or where.where:
+        if where.by_metadata:
             sql, params = where.sql()
             ids = [
                 r[0]

@@ -172,6 +172,19 @@ def test_events_log_search_list_subjects_rm_prune(run: Run) -> None:
     assert as_json(run("events", "list", "--json")) == []
 
 
+def test_search_of_everything_can_keep_to_one_users_events(run: Run, tmp_path: Path) -> None:
+    for user, pet in (("alice", "Biscuit"), ("bob", "Pixel")):
+        chat = tmp_path / f"{user}.jsonl"
+        chat.write_text(json.dumps({"role": "user", "content": f"my dog is called {pet}"}) + "\n")
+        assert run("events", "import", str(chat), "--user", user).exit_code == 0
+    run("kb", "add", "-", "--source", "dogs.md", input="Dog names: how to name a dog.")
+    both = {h["text"] for h in as_json(run("search", "dog called", "--json"))}
+    assert {"user: my dog is called Biscuit", "user: my dog is called Pixel"} <= both
+    alices = {h["text"] for h in as_json(run("search", "dog called", "--user", "alice", "--json"))}
+    assert "user: my dog is called Pixel" not in alices
+    assert {"user: my dog is called Biscuit", "Dog names: how to name a dog."} <= alices
+
+
 def test_events_bad_input(run: Run) -> None:
     run("init")
     bad_time = run("events", "log", "x", "--at", "yesterday-ish")

@@ -366,3 +366,30 @@ def test_a_repeated_message_with_its_own_time_is_a_new_turn(events: EventLog) ->
     # without a time the repeat is taken for the turn already stored
     assert events.log_conversation([{"role": "user", "content": "ok"}], session="s").added == []
     assert len(events.turns("s")) == 2
+
+
+def test_a_search_of_the_whole_memory_can_keep_to_one_users_events(
+    store: Store, events: EventLog
+) -> None:
+    from remembrances.events import scope_where
+    from remembrances.kb import KnowledgeBase
+
+    events.log_conversation([{"role": "user", "content": "my dog is called Biscuit"}],
+                            session="a1", user="alice")  # fmt: skip
+    events.log_conversation([{"role": "user", "content": "my dog is called Pixel"}],
+                            session="b1", user="bob")  # fmt: skip
+    KnowledgeBase(store).add("Dog names: a guide to naming your dog.", source="dogs.md")
+
+    def found(**scope: str) -> set[str]:
+        hits = store.search("dog called", limit=10, kind_where={"event": scope_where(**scope)})
+        return {h.text for h in hits}
+
+    assert found() == {"user: my dog is called Biscuit", "user: my dog is called Pixel",
+                       "Dog names: a guide to naming your dog."}  # fmt: skip
+    assert found(user="alice") == {"user: my dog is called Biscuit",
+                                   "Dog names: a guide to naming your dog."}  # fmt: skip
+    assert found(session="b1") == {"user: my dog is called Pixel",
+                                   "Dog names: a guide to naming your dog."}  # fmt: skip
+    assert found(user="alice", session="b1") == {"Dog names: a guide to naming your dog."}
+    with pytest.raises(InvalidInputError, match="kind_where must map a kind"):
+        store.search("dog", kind_where={"event": "alice"})  # type: ignore[dict-item]

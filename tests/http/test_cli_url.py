@@ -62,14 +62,18 @@ WRITES: list[tuple[str, ...]] = [
 READS: list[tuple[str, ...]] = [
     ("search", "upload retry"),
     ("search", "VPN", "--kind", "kb", "--mode", "text"),
+    ("search", "upload retry", "--user", "alice"),  # plain events belong to no user
+    ("search", "upload retry", "--session", "s1"),
     ("enrich", "how do I fix the upload retry in Uploader?"),
     ("kb", "search", "VPN MFA"),
     ("kb", "get", "it/vpn"),
     ("kb", "list"),
     ("events", "search", "upload", "--subject", "uploads"),
+    ("events", "search", "upload", "--mode", "text", "--min-score", "0.1"),
     ("events", "list", "-n", "5"),
     ("events", "subjects"),
     ("code", "search", "upload file retry", "--project", "app"),
+    ("code", "search", "upload", "--mode", "text", "--min-score", "0.1"),
     ("code", "symbol", "Uploader.upload_file"),
     ("code", "outline", "upload.py", "--project", "app"),
     ("code", "refs", "retry", "--project", "app"),

@@ -134,6 +134,19 @@ def test_search_enrich_stats_check(http: httpx.Client) -> None:
         (event,) = ok(http.post("/v1/search", json={"query": "rotated", "kinds": kinds}))  # type: ignore[misc]
         assert event["ts"] == "2026-11-01T09:00:00+00:00"  # ISO text, as the CLI prints it
         assert event["label"] == "ops · 2026-11-01 09:00 UTC"
+    for user, pet in (("alice", "Biscuit"), ("bob", "Pixel")):
+        said = [{"role": "user", "content": f"my dog is called {pet}"}]
+        body = {"messages": said, "session": f"{user}-1", "user": user}
+        ok(http.post("/v1/events/conversations", json=body))
+    query = {"query": "dog called", "kinds": ["event"]}
+    both = ok(http.post("/v1/search", json=query))
+    assert {h["text"] for h in both} >= {
+        "user: my dog is called Biscuit",
+        "user: my dog is called Pixel",
+    }  # type: ignore[index]
+    alices = ok(http.post("/v1/search", json={**query, "user": "alice"}))
+    assert "user: my dog is called Pixel" not in {h["text"] for h in alices}  # type: ignore[index]
+    assert "user: my dog is called Biscuit" in {h["text"] for h in alices}  # type: ignore[index]
     typo = http.post("/v1/search", json={"query": "x", "kinds": ["evnt"]})
     assert typo.status_code == 400 and "use one of" in typo.json()["message"]
     enriched = ok(http.post("/v1/enrich", json={"prompt": "how often do we rotate the API key?"}))

@@ -120,6 +120,14 @@ def test_search_memory_enrich_and_stats(drive: Drive) -> None:
         assert stats.structured_content["embedder"] == "hash:64"
         assert "path" not in stats.structured_content
 
+        for user, pet in (("alice", "Biscuit"), ("bob", "Pixel")):
+            said = [{"role": "user", "content": f"my dog is called {pet}"}]
+            await call(session, "events_log_conversation", messages=said, session=user, user=user)
+        scoped = await call(session, "memory_search", query="dog called", user="alice")
+        texts = {h["text"] for h in scoped.structured_content["results"]}
+        assert "user: my dog is called Biscuit" in texts
+        assert "user: my dog is called Pixel" not in texts
+
     drive(scenario)
 
 
