@@ -78,11 +78,17 @@ class RemembrancesService:
             return ContextEnricher(self)
 
     def enrich_context(
-        self, prompt: str, *, user: str | None = None, session: str | None = None
+        self,
+        prompt: str,
+        *,
+        user: str | None = None,
+        session: str | None = None,
+        project: str | None = None,
     ) -> str:
         """The memory that helps with ``prompt``, as a compact block ("" when none);
-        ``user``/``session`` keep its events to one user's or one conversation's."""
-        return self.enricher.enrich_context(prompt, user=user, session=session)
+        ``user``/``session`` keep its events to one user's or one conversation's, and
+        ``project`` its code to one indexed project's."""
+        return self.enricher.enrich_context(prompt, user=user, session=session, project=project)
 
     @property
     def path(self) -> str:

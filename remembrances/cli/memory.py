@@ -133,11 +133,14 @@ def _kinds(svc: object, kinds: tuple[str, ...]) -> list[str] | None:
 @click.argument("prompt")
 @click.option("--user", default=None, help="Only this user's events (conversations).")
 @click.option("--session", default=None, help="Only this conversation's events.")
+@click.option("--project", default=None, help="Only this indexed project's code.")
 @json_option
 @pass_state
-def enrich(state: State, prompt: str, user: str | None, session: str | None) -> None:
+def enrich(
+    state: State, prompt: str, user: str | None, session: str | None, project: str | None
+) -> None:
     """Print the memory that helps with PROMPT, as an agent would get it (empty if none)."""
-    context = state.service().enrich_context(prompt, user=user, session=session)
+    context = state.service().enrich_context(prompt, user=user, session=session, project=project)
     if state.out.as_json:
         state.out.json({"prompt": prompt, "context": context})
     elif context:

@@ -113,9 +113,10 @@ def code_names(prompt: str) -> tuple[list[str], list[str]]:
 
 
 def code_aware(
-    searches: Mapping[str, SourceSearch], prompt: str, timeout: float
+    searches: Mapping[str, SourceSearch], prompt: str, timeout: float, project: str | None = None
 ) -> Mapping[str, SourceSearch]:
-    """``searches`` with the code search putting what the prompt names first.
+    """``searches`` with the code search putting what the prompt names first (in
+    ``project`` only, when given).
 
     Returns ``searches`` itself when the prompt names no code.
     """
@@ -133,7 +134,7 @@ def code_aware(
         if semantic is not None and plan.code_query:
             pending = _pool().submit(semantic, service, plan)
         try:
-            named = _named(service, prompt, names, paths, answer_by)
+            named = _named(service, prompt, names, paths, answer_by, project)
         except Exception as exc:  # the semantic hits still count
             log.warning("code-aware enrichment failed: %s", exc)
             named = []
@@ -159,6 +160,7 @@ def _named(
     names: list[str],
     paths: list[str],
     answer_by: float,
+    project: str | None = None,
 ) -> list[ContextItem]:
     """The named definitions, then their uses and the map around them.
 
@@ -168,14 +170,14 @@ def _named(
     drop the source, definitions and all.
     """
     code = service.code
-    roots = {p.name: p.root for p in code.projects()}
+    roots = {p.name: p.root for p in code.projects() if project in (None, p.name)}
     definitions: list[ContextItem] = []
     used: list[tuple[str, str]] = []  # (project, name) whose uses to show
     focus: dict[str, list[str]] = {}  # project -> files and symbols to map around
     listed: list[ContextItem] = []
     words = _words(prompt)
     for name in names:
-        shown, others = _definitions(code, name, words)
+        shown, others = _definitions(code, name, words, project)
         for symbol in shown:
             definitions.append(_definition_item(symbol, roots.get(symbol.project)))
             focus.setdefault(symbol.project, []).append(symbol.qualified_name)
@@ -205,7 +207,7 @@ def _done_by(pending: list[Future[list[ContextItem]]], answer_by: float) -> list
 
 
 def _definitions(
-    code: CodeIndexer, name: str, words: set[str]
+    code: CodeIndexer, name: str, words: set[str], project: str | None = None
 ) -> tuple[list[CodeSymbol], list[CodeSymbol]]:
     """(shown, others): the definitions of ``name``, the likeliest meant first.
 
@@ -217,7 +219,8 @@ def _definitions(
     outside tests, then the definition in the file most other files use (the
     reference graph).
     """
-    found = [s for s in code.find_symbol(name, limit=MAX_CANDIDATES) if s.is_named(name)]
+    candidates = code.find_symbol(name, project=project, limit=MAX_CANDIDATES)
+    found = [s for s in candidates if s.is_named(name)]
     if len(found) <= 1:
         return found, []
     own = _words(name)

@@ -17,13 +17,14 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..errors import NotFoundError
 from .budget import Limits, fit
 from .code_focus import code_aware, wait_idle
 from .config import EnricherConfig
 from .heuristic import HeuristicPlanner
 from .plan import EnrichmentPlan, QueryPlanner
 from .render import render_block
-from .sources import SEARCHES, ContextItem, SourceSearch, scoped, wanted
+from .sources import SEARCHES, ContextItem, SourceSearch, in_project, scoped, wanted
 
 if TYPE_CHECKING:
     from ..service import RemembrancesService
@@ -78,32 +79,59 @@ class ContextEnricher:
         self.config.enabled = bool(value)
 
     def enrich_context(
-        self, prompt: str, *, user: str | None = None, session: str | None = None
+        self,
+        prompt: str,
+        *,
+        user: str | None = None,
+        session: str | None = None,
+        project: str | None = None,
     ) -> str:
         """The context block for ``prompt``, or "" when nothing relevant (or anything fails).
 
         ``user``/``session`` keep the events to one user's or one conversation's
-        (documents and code are shared); a malformed one is an
-        :class:`~remembrances.errors.InvalidInputError`, never an unscoped answer.
+        (documents and code are shared); ``project`` keeps the code to one indexed
+        project. A malformed scope is an :class:`~remembrances.errors.InvalidInputError`,
+        never an unscoped answer.
         """
-        return self.enrich(prompt, user=user, session=session).text
+        return self.enrich(prompt, user=user, session=session, project=project).text
 
     def enrich(
-        self, prompt: str, *, user: str | None = None, session: str | None = None
+        self,
+        prompt: str,
+        *,
+        user: str | None = None,
+        session: str | None = None,
+        project: str | None = None,
     ) -> Enrichment:
         """Like :meth:`enrich_context`, with the plan, the items and the timings."""
         from ..events.conversation import scope_name
 
-        # Checked before the catch-all: a bad scope must not become "" or, worse, no scope.
+        # Checked before the catch-all: a bad scope must not become "" or, worse, no scope
+        # (an unknown project is a NotFoundError naming the indexed ones).
         user = None if user is None else scope_name(user, "user")
         session = None if session is None else scope_name(session, "session")
+        project = None if project is None else self._indexed(project)
         try:
-            return self._enrich(prompt, user, session)
+            return self._enrich(prompt, user, session, project)
         except Exception:
             log.exception("context enrichment failed; the turn continues without memory")
             return Enrichment("")
 
-    def _enrich(self, prompt: str, user: str | None, session: str | None) -> Enrichment:
+    def _indexed(self, project: str) -> str:
+        from ..code.checks import check_project_name
+
+        name = check_project_name(project)
+        indexed = [p.name for p in self.service.code.projects()]
+        if name not in indexed:
+            raise NotFoundError(
+                f"no indexed code project {name!r}; the projects are: "
+                + (", ".join(map(repr, indexed)) or "none yet (index one with code.index)")
+            )
+        return name
+
+    def _enrich(
+        self, prompt: str, user: str | None, session: str | None, project: str | None
+    ) -> Enrichment:
         config = self.config
         if not config.enabled or not isinstance(prompt, str) or not prompt.strip():
             return Enrichment("")
@@ -117,8 +145,9 @@ class ContextEnricher:
         result.timings["plan_ms"] = (planned - started) * 1000
 
         # A prompt naming code gets its definitions first (code_focus.py).
-        searches = code_aware(SEARCHES, prompt, config.timeout_for("code"))
-        sources = [s for s in config.sources if wanted(s, plan) or searches[s] is not SEARCHES[s]]
+        base = SEARCHES if project is None else in_project(SEARCHES, project)
+        searches = code_aware(base, prompt, config.timeout_for("code"), project)
+        sources = [s for s in config.sources if wanted(s, plan) or searches[s] is not base[s]]
         searches = scoped(searches, session, user, previous_turn=config.previous_turn)
         found = self._search(plan, sources, result, searches)
         searched = time.perf_counter()

@@ -278,9 +278,21 @@ def scoped(
     return {**searches, "events": events}
 
 
-def search_code(service: RemembrancesService, plan: EnrichmentPlan) -> list[ContextItem]:
-    hits = service.code.search(plan.code_query, limit=plan.code_limit)
+def search_code(
+    service: RemembrancesService, plan: EnrichmentPlan, *, project: str | None = None
+) -> list[ContextItem]:
+    hits = service.code.search(plan.code_query, limit=plan.code_limit, project=project)
     return [code_item(h) for h in hits]
+
+
+def in_project(searches: Mapping[str, SourceSearch], project: str) -> Mapping[str, SourceSearch]:
+    """``searches`` with the code search kept to one indexed project (a memory may
+    hold several repositories; a coding assistant works in one)."""
+
+    def code(service: RemembrancesService, plan: EnrichmentPlan) -> list[ContextItem]:
+        return search_code(service, plan, project=project)
+
+    return {**searches, "code": code}
 
 
 SEARCHES: dict[str, SourceSearch] = {

@@ -177,7 +177,9 @@ def build_app(
     @v1.post("/enrich", response_model=m.EnrichResponse, tags=["memory"])
     def enrich(req: m.EnrichRequest) -> Any:
         """The memory that helps with a prompt, as one compact block (empty when none)."""
-        context = svc.enrich_context(req.prompt, user=req.user, session=req.session)
+        context = svc.enrich_context(
+            req.prompt, user=req.user, session=req.session, project=req.project
+        )
         # jsonable: a prompt with a lone surrogate (JSON "\ud800") is echoed with U+FFFD
         # in its place, as the CLI's --json prints it, instead of failing to encode
         return jsonable({"prompt": req.prompt, "context": context})

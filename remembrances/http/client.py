@@ -343,9 +343,15 @@ class RemoteMemory:
         self.store = _Store(self.client)
 
     def enrich_context(
-        self, prompt: str, *, user: str | None = None, session: str | None = None
+        self,
+        prompt: str,
+        *,
+        user: str | None = None,
+        session: str | None = None,
+        project: str | None = None,
     ) -> str:
-        scope = {k: v for k, v in (("user", user), ("session", session)) if v is not None}
+        given = (("user", user), ("session", session), ("project", project))
+        scope = {k: v for k, v in given if v is not None}
         body = {"prompt": prompt, **scope}  # only what is given: an older server refuses more
         return str(self.client.call("POST", "/v1/enrich", body)["context"])
 

@@ -43,6 +43,7 @@ class EnrichRequest(Body):
     prompt: str = Field(description="The user's request, as they wrote it.")
     user: str | None = Field(None, description="Only this user's events (conversations).")
     session: str | None = Field(None, description="Only this conversation's events.")
+    project: str | None = Field(None, description="Only this indexed project's code.")
 
 
 class EnrichResponse(BaseModel):

@@ -430,9 +430,12 @@ def build_server(
         prompt: Annotated[str, Field(description="The user's request, as they wrote it.")],
         user: Annotated[str | None, Field(description="Only this user's events.")] = None,
         session: Annotated[str | None, Field(description="Only this conversation.")] = None,
+        project: Annotated[
+            str | None, Field(description="Only this indexed project's code.")
+        ] = None,
     ) -> CallToolResult:
         """The memory that helps answer a request, as one compact block (empty when none)."""
-        context = svc.enrich_context(prompt, user=user, session=session)
+        context = svc.enrich_context(prompt, user=user, session=session, project=project)
         return _result(context or "Nothing relevant in memory.", {"context": context})
 
     @tool(READ)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import remembrances
-from remembrances import RemembrancesService
+from remembrances import InvalidInputError, NotFoundError, RemembrancesService
 from remembrances.embeddings import HashEmbedder
 from remembrances.enrichment import ContextEnricher, EnricherConfig, EnrichmentPlan
 from remembrances.enrichment.code_focus import code_aware, code_names
@@ -267,3 +267,22 @@ def test_a_line_naming_the_name_twice_is_one_use(tmp_path: Path, location: str) 
         "app.py:1: from helpers import make_response as make_response",
         "app.py:5 in view: return make_response(json=json)",
     ]
+
+
+def test_a_project_scope_keeps_the_code_to_that_project(tmp_path: Path, location: str) -> None:
+    for project, value in (("first", 1), ("second", 2)):
+        (tmp_path / project).mkdir()
+        (tmp_path / project / "calc.py").write_text(f"def compute():\n    return {value}\n")
+    with remembrances.open(location, embedder=HashEmbedder(64)) as svc:
+        svc.code.index(tmp_path / "first")
+        svc.code.index(tmp_path / "second")
+        prompt = "what does `compute` return?"
+        both = {i.origin.split("]")[0] for i in ContextEnricher(svc).enrich(prompt).items["code"]}
+        assert both == {"[first", "[second"}
+        scoped = ContextEnricher(svc).enrich(prompt, project="second").items["code"]
+        assert scoped and all(i.origin.startswith("[second]") for i in scoped)
+        assert "return 2" in scoped[0].text
+        with pytest.raises(NotFoundError, match="'first', 'second'"):
+            svc.enrich_context(prompt, project="third")
+        with pytest.raises(InvalidInputError):
+            svc.enrich_context(prompt, project="  ")

@@ -65,6 +65,7 @@ READS: list[tuple[str, ...]] = [
     ("search", "upload retry", "--user", "alice"),  # plain events belong to no user
     ("search", "upload retry", "--session", "s1"),
     ("enrich", "how do I fix the upload retry in Uploader?"),
+    ("enrich", "how do I fix the upload retry in Uploader?", "--project", "app"),
     ("kb", "search", "VPN MFA"),
     ("kb", "get", "it/vpn"),
     ("kb", "list"),
@@ -127,6 +128,7 @@ def test_every_command_prints_the_same_through_a_server(
         ("code", "outline", "upload.py", "--project", "app"),
         ("events", "log", "", "--subject", "x"),
         ("search", "x", "--since", "not a time"),
+        ("enrich", "fix the upload retry", "--project", "nope"),  # names the projects
     ):
         local, remote = both(runner, served, local_db, *args)
         same(local, remote)

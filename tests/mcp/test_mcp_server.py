@@ -156,6 +156,12 @@ def test_code_tools(drive: Drive, workspace: Path) -> None:
         assert top["qualified_name"] == "Uploader.upload_file"
         assert "upload.py:4-6" in text_of(hits)
         assert "symbol_id" not in top and "start_byte" not in top
+        scoped = await call(
+            session, "memory_enrich_context", prompt="retry failed uploads", project="app"
+        )
+        assert "upload_file" in scoped.structured_content["context"]
+        unknown = await call(session, "memory_enrich_context", prompt="uploads", project="nope")
+        assert unknown.is_error and "'app'" in text_of(unknown)
         words = await call(session, "code_search", query="uploads", mode="text", min_score=0.5)
         found = words.structured_content["results"]
         assert found and all(h["score"] >= 0.5 for h in found)
