@@ -54,6 +54,10 @@ Limit = Annotated[int, Field(ge=1, le=100, description="Maximum number of result
 Mode = Literal["hybrid", "vector", "text"]
 #: The plural spellings are accepted too: "events" is what people type.
 SourceKind = Literal["kb", "event", "code", "events"]
+#: Scopes: events belong to a user and a conversation; code to an indexed project.
+UserScope = Annotated[str | None, Field(description="Only this user's events.")]
+SessionScope = Annotated[str | None, Field(description="Only this conversation's events.")]
+ProjectScope = Annotated[str | None, Field(description="Only this indexed project's code.")]
 
 
 def _result(message: str, data: Any) -> CallToolResult:
@@ -288,8 +292,8 @@ def build_server(
         ] = None,
         last: Annotated[str | None, Field(description="A window such as 30m, 12h, 7d, 4w.")] = None,
         limit: Limit = 10,
-        session: Annotated[str | None, Field(description="Only this conversation.")] = None,
-        user: Annotated[str | None, Field(description="Only this user's events.")] = None,
+        session: SessionScope = None,
+        user: UserScope = None,
         window: Annotated[
             int, Field(ge=0, le=20, description="Turns around each conversation hit to include.")
         ] = 0,
@@ -406,12 +410,8 @@ def build_server(
         ] = None,
         mode: Mode = "hybrid",
         min_score: Annotated[float, Field(ge=0, le=1)] = 0.0,
-        user: Annotated[
-            str | None, Field(description="Only this user's events (documents and code stay).")
-        ] = None,
-        session: Annotated[
-            str | None, Field(description="Only this conversation's events.")
-        ] = None,
+        user: UserScope = None,  # documents and code are shared: they stay
+        session: SessionScope = None,
     ) -> CallToolResult:
         """Search all memory at once: documents, events and code."""
         kind = check_choices(kinds, source_kinds(svc), "kind") if kinds else None
@@ -428,11 +428,9 @@ def build_server(
     @tool(READ)
     def memory_enrich_context(
         prompt: Annotated[str, Field(description="The user's request, as they wrote it.")],
-        user: Annotated[str | None, Field(description="Only this user's events.")] = None,
-        session: Annotated[str | None, Field(description="Only this conversation.")] = None,
-        project: Annotated[
-            str | None, Field(description="Only this indexed project's code.")
-        ] = None,
+        user: UserScope = None,
+        session: SessionScope = None,
+        project: ProjectScope = None,
     ) -> CallToolResult:
         """The memory that helps answer a request, as one compact block (empty when none)."""
         context = svc.enrich_context(prompt, user=user, session=session, project=project)
