@@ -111,9 +111,13 @@ def document_label(title: Any, heading_path: Any, source: Any) -> str:
     return f"{label} ({source_text})" if source_text and source_text != label else label
 
 
-def event_label(subject: Any, when: Any) -> str:
-    """``ops · 2026-11-01 09:00 UTC``: what the event is about and when it happened."""
+def event_label(subject: Any, when: Any, user: Any = None) -> str:
+    """``ops · 2026-11-01 09:00 UTC``: what the event is about and when it happened;
+    ``user (alice) · ...`` for a turn of alice's conversations (a memory shared by
+    several users says whose turn a "user" turn is)."""
     subject_text = _clean(subject) or "(no subject)"
+    if _clean(user):
+        subject_text += f" ({_clean(user)})"
     moment = human_time(when)
     return f"{subject_text} · {moment}" if moment else subject_text
 
@@ -147,7 +151,11 @@ def label_of(record: Mapping[str, Any]) -> str:
         return given
     kind = kind_of(record)
     if kind == "event":
-        return event_label(field(record, "subject"), field(record, "occurred_at", "at", "ts"))
+        return event_label(
+            field(record, "subject"),
+            field(record, "occurred_at", "at", "ts"),
+            field(record, "user"),
+        )
     if kind == "code":
         chunk = record.get("kind") == "code"  # a store hit: the symbol is in its metadata
         meta = record.get("metadata")

@@ -41,8 +41,9 @@ class Event:
 
     @property
     def label(self) -> str:
-        """``ops · 2026-11-01 09:00 UTC``: the subject (a turn's speaker) and the time."""
-        return event_label(self.subject, self.occurred_at)
+        """``ops · 2026-11-01 09:00 UTC``: the subject (a turn's speaker) and the time,
+        and whose memory it is when it has a user (``user (alice) · ...``)."""
+        return event_label(self.subject, self.occurred_at, self.user)
 
     def with_score(self, score: float) -> Event:
         return replace(self, score=score)

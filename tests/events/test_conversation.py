@@ -393,3 +393,17 @@ def test_a_search_of_the_whole_memory_can_keep_to_one_users_events(
     assert found(user="alice", session="b1") == {"Dog names: a guide to naming your dog."}
     with pytest.raises(InvalidInputError, match="kind_where must map a kind"):
         store.search("dog", kind_where={"event": "alice"})  # type: ignore[dict-item]
+
+
+def test_a_users_turn_is_labelled_with_whose_it_is(store: Store, events: EventLog) -> None:
+    at = "2026-11-20T10:00:00Z"
+    events.log_conversation([{"role": "user", "content": "hi there", "at": at}],
+                            session="a1", user="alice")  # fmt: skip
+    events.log_conversation([{"role": "user", "content": "hello", "at": at}], session="x1")
+    plain = events.log("deployed v2", subject="ops", at=at)
+    labels = {e.content: e.label for e in events.list()}
+    assert labels["hi there"] == "user (alice) · 2026-11-20 10:00 UTC"
+    assert labels["hello"] == "user · 2026-11-20 10:00 UTC"  # nobody's in particular
+    assert plain.label == "ops · 2026-11-20 10:00 UTC"
+    (hit,) = store.search("hi there", kind="event", limit=1)  # a store hit says it too
+    assert hit.label == "user (alice) · 2026-11-20 10:00 UTC"
