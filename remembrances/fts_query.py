@@ -11,6 +11,7 @@ more and rarer words higher.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
@@ -149,6 +150,14 @@ STOP_WORDS = frozenset(
         "yourselves",
     ]
 )
+
+
+def fold(text: str) -> str:
+    """``text`` without diacritics ("café" -> "cafe"), as both text indexes read words."""
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 def split_identifier(word: str) -> list[str]:

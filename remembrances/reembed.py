@@ -56,6 +56,7 @@ def reembed(
     """
     store = Store(path)  # no embedder: the model guard would refuse the new one
     try:
+        store.check_width(embedder)  # before the embedding work, not at the switch
         old = store.embedder_name
         texts = store.embedded_texts()
         embedded = store.cache_embeddings(embedder, texts, batch_size=batch_size, progress=progress)

@@ -218,18 +218,23 @@ class Store:
         value = self.meta("dim")
         return None if value is None else int(value)
 
-    def attach_embedder(self, embedder: Embedder) -> None:
-        """Search and write with ``embedder`` from now on: the model guard.
-
-        A memory without vectors yet records it; one written with another model (or
-        dimension) refuses it with a message that says how to re-embed.
-        """
+    def check_width(self, embedder: Embedder) -> None:
+        """Refuse, before anything is embedded or recorded, vectors wider than the
+        engine's vector index takes (sqlite-vec, pgvector's HNSW)."""
         if not 1 <= embedder.dim <= self.engine.max_dimensions:
             raise EmbedderUnavailableError(
                 f"embedder {embedder.name!r} makes {embedder.dim}-dimensional vectors; "
                 f"{self.path} can index 1 to {self.engine.max_dimensions} dimensions "
                 "(a provider's dimensions= option shortens its vectors)"
             )
+
+    def attach_embedder(self, embedder: Embedder) -> None:
+        """Search and write with ``embedder`` from now on: the model guard.
+
+        A memory without vectors yet records it; one written with another model (or
+        dimension) refuses it with a message that says how to re-embed.
+        """
+        self.check_width(embedder)
         name, dim = self.embedder_name, self.dim
         if name is None:
             if not self.engine.read_only:
@@ -380,6 +385,7 @@ class Store:
         model lose their vector and wait for a backfill. Other processes holding the
         file open with the old model must reopen it.
         """
+        self.check_width(embedder)
         self.cache.switch(embedder)
         self.embedder = embedder
 

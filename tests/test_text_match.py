@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from remembrances import Chunk, Store
+from remembrances.fts_query import MAX_TERMS
 from remembrances.storage.text_match import (
     LOOSE_PARTS,
     PRIOR_CHUNKS,
@@ -119,3 +120,9 @@ def test_part_weights_discount_only_the_words_of_names_a_chunk_lacks() -> None:
     assert part_weights(stems, found, "call send_file(x)") is None
     assert part_weights(stems, found, "send a file") == [LOOSE_PARTS, LOOSE_PARTS, 1.0]
     assert part_weights(stems, found, "resend_file_now") == [LOOSE_PARTS, LOOSE_PARTS, 1.0]
+
+
+def test_a_query_of_many_names_keeps_as_many_as_a_query_has_words() -> None:
+    # each name is looked for in every candidate: their number is bounded
+    query = " ".join(f"call_{i}_now" for i in range(500))
+    assert len(identifiers(query, lambda words: words)) == MAX_TERMS

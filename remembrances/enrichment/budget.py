@@ -114,16 +114,18 @@ def fit(
                 continue
             item = queue[rank]
             code = source == "code"
-            text = item.text.strip("\n") if code else item.text.strip()
+            whole = item.text.strip("\n") if code else item.text.strip()
+            text = whole
             if limits.item_chars is not None:
                 text = cut_text(
-                    _from_focus(item, text, limits.item_chars), limits.item_chars, code=code
+                    _from_focus(item, whole, limits.item_chars), limits.item_chars, code=code
                 )
             if rank == 0 and share is not None:
                 # what the section's heading, the label and a fence take of the share
                 room = share - len(render_section(source, [(item, "")])) - len(header) - 2
                 if room >= MIN_CUT_CHARS and len(text) > room:
-                    text = cut_text(_from_focus(item, text, room), room, code=code) or text
+                    # cut from the whole text: item.focus counts from its start
+                    text = cut_text(_from_focus(item, whole, room), room, code=code) or text
             if not text:
                 continue
             chosen[source].append((item, text))

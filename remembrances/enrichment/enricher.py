@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..errors import NotFoundError
+from ..errors import InvalidInputError, NotFoundError
 from .budget import Limits, fit
 from .code_focus import code_aware, wait_idle
 from .config import EnricherConfig
@@ -110,7 +110,13 @@ class ContextEnricher:
         # (an unknown project is a NotFoundError naming the indexed ones).
         user = None if user is None else scope_name(user, "user")
         session = None if session is None else scope_name(session, "session")
-        project = None if project is None else self._indexed(project)
+        try:
+            project = None if project is None else self._indexed(project)
+        except (NotFoundError, InvalidInputError):
+            raise
+        except Exception:  # the memory cannot say which projects it holds: no context
+            log.exception("context enrichment failed; the turn continues without memory")
+            return Enrichment("")
         try:
             return self._enrich(prompt, user, session, project)
         except Exception:

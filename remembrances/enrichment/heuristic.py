@@ -246,7 +246,10 @@ _FRAME = re.compile(
     re.MULTILINE,
 )
 #: Frames in installed packages or the standard library, not the user's code.
-_LIBRARY_FRAME = re.compile(r"[/\\](?:site|dist)-packages[/\\]|[/\\]lib[/\\]python\d")
+_LIBRARY_FRAME = re.compile(
+    r"[/\\](?:site|dist)-packages[/\\]|[/\\]lib[/\\]python\d|[/\\]python\d+[/\\]lib[/\\]",
+    re.IGNORECASE,  # Windows: C:\Python311\Lib\json\decoder.py
+)
 
 
 def _condensed_traceback(match: re.Match[str]) -> str:

@@ -121,6 +121,12 @@ def read_message(message: Any, index: int) -> Turn | None:
             f"{what} is a {type(message).__name__}; a message is a mapping with "
             "'role' and 'content' (OpenAI, Anthropic) or 'speaker' and 'text'"
         )
+    if (
+        "role" in message
+        and "content" not in message
+        and (message.get("tool_calls") or message.get("function_call"))
+    ):
+        return None  # a tool-calling turn dumped without its None content (exclude_none)
     if "role" in message and "content" in message:
         shape = ("role", "content")
         role: str | None = scope_name(message["role"], f"{what} role")
@@ -146,8 +152,9 @@ def read_message(message: Any, index: int) -> Turn | None:
     if role in TOOL_ROLES:
         return None
     said = message[shape[1]]
-    if said is None and (message.get("tool_calls") or message.get("function_call")):
-        return None  # an assistant turn that only calls tools
+    blank = said is None or (isinstance(said, str) and not said.strip())
+    if blank and (message.get("tool_calls") or message.get("function_call")):
+        return None  # an assistant turn that only calls tools (content None, or "")
     content = _text(said, f"{what} {shape[1]}")
     if not content:
         return None

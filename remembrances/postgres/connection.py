@@ -235,6 +235,18 @@ class _Held:
         self.conn = conn
 
 
+def _release(
+    readers: list[psycopg.Connection[Any]], lock: threading.Lock, conn: psycopg.Connection[Any]
+) -> None:
+    """Close a reader whose thread ended (or that was replaced). A function of the
+    readers list, not a method: a finalizer holding the database would keep every
+    closed memory alive for as long as its threads live."""
+    with lock:
+        if conn in readers:
+            readers.remove(conn)
+    conn.close()
+
+
 class PostgresDatabase:
     """One writer connection (under a lock) and a reader per thread, for one memory."""
 
@@ -250,6 +262,7 @@ class PostgresDatabase:
         self._local = threading.local()
         self._readers: list[psycopg.Connection[Any]] = []
         self._readers_lock = threading.Lock()
+        self._finalizers: list[weakref.finalize[Any, Any]] = []
         self.closed = False
         self.conn = self._connect()
 
@@ -302,6 +315,9 @@ class PostgresDatabase:
     def close(self) -> None:
         with self.lock, self._readers_lock:
             self.closed = True
+            for finalizer in self._finalizers:  # nothing left for them to close
+                finalizer.detach()
+            self._finalizers.clear()
             for reader in self._readers:
                 reader.close()
             self._readers.clear()
@@ -324,16 +340,12 @@ class PostgresDatabase:
         with self._readers_lock:
             self._readers.append(conn)
         held = _Held(conn)
-        weakref.finalize(held, self._release, conn)
+        finalizer = weakref.finalize(held, _release, self._readers, self._readers_lock, conn)
+        with self._readers_lock:
+            self._finalizers = [f for f in self._finalizers if f.alive]
+            self._finalizers.append(finalizer)
         self._local.held = held
         return conn
-
-    def _release(self, conn: psycopg.Connection[Any]) -> None:
-        """Close a reader whose thread ended (or that was replaced)."""
-        with self._readers_lock:
-            if conn in self._readers:
-                self._readers.remove(conn)
-        conn.close()
 
     # the schema's existence
 

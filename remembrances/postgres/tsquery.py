@@ -9,18 +9,11 @@ of letters and digits, quoted besides.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 
-from ..fts_query import query_terms
+from ..fts_query import fold, query_terms
 
-
-def fold(text: str) -> str:
-    """``text`` without diacritics ("café" -> "cafe"), for the text index and queries."""
-    if text.isascii():
-        return text
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+__all__ = ["any_words", "fold", "tsquery_text"]
 
 
 def any_words(terms: Sequence[str]) -> str:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import apsw
 
-from ..fts_query import match_any, query_terms
+from ..fts_query import MAX_TERMS, fold, match_any, query_terms
 
 #: BM25's term-frequency saturation and length normalisation (FTS5's own defaults).
 K1 = 1.2
@@ -103,17 +103,20 @@ class Identifier:
     stems: frozenset[str]
 
     def held_by(self, text: str) -> bool:
-        return self.pattern.search(text) is not None
+        return self.pattern.search(fold(text)) is not None
 
 
 def identifiers(query: str, stems_of: Callable[[list[str]], Sequence[str]]) -> list[Identifier]:
     """The query's joined names (see the module docstring), each with the stems that
-    occur in the query only as its parts; ``stems_of`` is the engine's stemmer."""
+    occur in the query only as its parts; ``stems_of`` is the engine's stemmer. At
+    most ``MAX_TERMS`` of them, as a query has at most that many words: each is
+    looked for in every candidate."""
+    query = fold(query)  # as the tokenizer reads both (remove_diacritics)
     joined = [
         m
         for m in _JOINED.finditer(query)
         if len(query_terms(m.group(0), split_identifiers=False)) > 1
-    ]
+    ][:MAX_TERMS]
     if not joined:
         return []
     names = list(dict.fromkeys(m.group(0).lower() for m in joined))
@@ -141,7 +144,8 @@ def part_weights(
 ) -> list[float] | None:
     """Per query stem, 1, or ``LOOSE_PARTS`` when it only comes from identifiers the
     chunk does not hold; None when nothing is discounted."""
-    held = [i for i in found if i.held_by(text)]
+    folded = fold(text)  # once for all the names
+    held = [i for i in found if i.pattern.search(folded)]
     if len(held) == len(found):
         return None
     loose = set().union(*(i.stems for i in found if i not in held))

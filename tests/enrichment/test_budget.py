@@ -181,3 +181,18 @@ def test_a_line_before_a_code_fence_is_not_taken_for_a_title() -> None:
     text = "result = connect(timeout=30)\n```\n\nThe timeout is in seconds."
     item = kb_item(KBHit("a.md", "default", None, "", text, 0.5, {}, 1, 2))
     assert item.text == text
+
+
+def test_the_first_round_share_keeps_the_part_that_matched() -> None:
+    filler = "".join(f"Filler sentence {i} is about other settings. " for i in range(60))
+    best = "The send_file helper streams a file to the client. "
+    text = filler + best + "".join(f"Tail sentence {i}. " for i in range(10))
+    item = ContextItem(
+        "kb", "Docs > API", text, 0.9, "kb:a:1", focus=(len(filler), len(filler) + len(best))
+    )
+    other = ContextItem("events", "user · 2026-11-26", "we use send_file for downloads", 0.8, "e:1")
+    limits = Limits(total_chars=1000, section_chars={}, item_chars=1500)
+    chosen = fit({"kb": [item], "events": [other]}, ["kb", "events"], limits, header="## M")
+    (kept,) = [t for _, t in chosen["kb"]]
+    assert kept.startswith("… The send_file helper streams a file")  # not an empty "…"
+    assert [t for _, t in chosen["events"]] == ["we use send_file for downloads"]

@@ -241,3 +241,16 @@ def test_a_pasted_traceback_is_searched_by_its_error_and_last_frames(
     # the exception comes first, where an embedding reads it for sure
     assert plan.code_query.index("BuildError") < plan.code_query.index("/app/views.py")
     assert plan.code_query.startswith("I get this when I open the home page:")
+
+
+def test_a_windows_traceback_keeps_the_users_frame(planner: HeuristicPlanner) -> None:
+    windows = (
+        "Traceback (most recent call last):\n"
+        '  File "C:\\Users\\me\\app\\views.py", line 12, in index\n'
+        "    data = json.loads(body)\n"
+        '  File "C:\\Python311\\Lib\\json\\decoder.py", line 337, in decode\n'
+        "    obj, end = self.raw_decode(s)\n"
+        "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)\n"
+    )
+    query = planner.plan(windows).code_query
+    assert "views.py" in query and "decoder.py" in query and "JSONDecodeError" in query

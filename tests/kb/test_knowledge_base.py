@@ -197,6 +197,12 @@ def test_an_identifier_counts_fully_only_where_it_is_written_as_the_query_writes
     assert kb.search("flask.send_file", mode="text")[0].source in ("api.md", "dotted.md")
     both = {h.source: h.score for h in kb.search("send_file: send it", mode="text")}
     assert both["forms.md"] > text["forms.md"]
+    # diacritics are read as the tokenizer reads them, in the query and in the chunk
+    kb.add("Call café_menu() to list the dishes.", source="menu.md")
+    kb.add("The café has a menu of the day.", source="cafe.md")
+    for query in ("café_menu", "cafe_menu"):
+        found = {h.source: h.score for h in kb.search(query, mode="text")}
+        assert found["menu.md"] > found["cafe.md"], (query, found)
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import weakref
 from collections.abc import Iterator
 
 import pytest
@@ -297,3 +298,17 @@ def test_a_threads_reader_connection_closes_when_the_thread_ends(
     assert readers() <= before + 1  # not one per thread that ever read
     with database.read() as tx:  # this thread's reader still works
         assert tx.execute("SELECT 2 AS n").scalar() == 2
+
+
+def test_a_closed_database_is_freed_though_its_threads_live_on(postgres_url: str) -> None:
+    gone = []
+    for _ in range(5):
+        db = PostgresDatabase(postgres_url)
+        db.bootstrap()
+        with db.read() as tx:  # this (long-lived) thread gets a reader
+            tx.execute("SELECT 1")
+        db.close()
+        gone.append(weakref.ref(db))
+        del db, tx
+    gc.collect()
+    assert [ref() for ref in gone] == [None] * 5

@@ -96,3 +96,32 @@ def test_an_embedder_too_wide_for_the_vector_index_is_refused_before_anything_is
         assert [r.source for r in store.search("alpha", mode="vector")] == ["a.md"]
     with pytest.raises(EmbedderUnavailableError, match="dimensions"):
         Store(location, embedder=HashEmbedder(widest + 1))
+
+
+class CountingEmbedder(HashEmbedder):
+    """A real (hashing) embedder that counts the texts it was asked to embed."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__(dim)
+        self.embedded = 0
+
+    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+        self.embedded += len(texts)
+        return super().embed_documents(texts)
+
+
+@pytest.mark.backends("sqlite", "postgresql")
+def test_reembedding_with_a_too_wide_model_is_refused_before_any_embedding(
+    location: str,
+) -> None:
+    from remembrances.reembed import reembed
+
+    with Store(location, embedder=HashEmbedder(32)) as store:
+        store.put_source("kb", "a.md", [Chunk("alpha beta")])
+        widest = store.engine.max_dimensions
+    wide = CountingEmbedder(widest + 1)
+    with pytest.raises(EmbedderUnavailableError, match=f"can index 1 to {widest} dimensions"):
+        reembed(location, wide)
+    assert wide.embedded == 0
+    with Store(location, embedder=HashEmbedder(32)) as store:  # still the old model
+        assert [r.source for r in store.search("alpha", mode="vector")] == ["a.md"]
