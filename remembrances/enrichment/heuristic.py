@@ -332,7 +332,8 @@ class HeuristicPlanner:
             kb_limit=kb_limit,
             code_limit=code_limit,
             events_limit=events_limit,
-            events_recent=bool(_RECENT.search(prompt)),
+            # "last" in a time phrase ("last week") names the window, not the newest
+            events_recent=bool(_RECENT.search(text)),
             planner=self.name,
             notes={"time_phrase": window.phrase} if window else {},
         )

@@ -242,6 +242,8 @@ def search_events(
         hits = inside + [h for h in anywhere if h.id not in seen]
     if plan.events_recent and hits:
         hits = _newest_favoured(hits)
+    elif query is None:  # a window's events (the newest of them), told in order
+        hits = sorted(hits, key=lambda h: (h.occurred_at, h.position or 0))
     shown = frozenset(h.id for h in hits)
     return [event_item(h, shown=shown) for h in hits]
 

@@ -128,6 +128,8 @@ def test_a_time_phrase_selects_the_events_of_that_day(service: RemembrancesServi
     events = section(result.text, "Events")
     assert "incident · 2026-11-20 16:40 UTC" in events
     assert "deploy · 2026-11-20 14:05 UTC" in events
+    # a window's events are told in the order they happened
+    assert events.index("deploy · 2026-11-20 14:05") < events.index("incident · 2026-11-20 16:40")
     assert "2026-11-19" not in events and "2026-11-02" not in events
     assert set(result.items) == {"events"}
 

@@ -141,6 +141,9 @@ def test_last_and_latest_favour_recent_events(planner: HeuristicPlanner) -> None
     assert planner.plan("why did the last deploy fail?").events_recent
     assert planner.plan("show the latest incident").events_recent
     assert not planner.plan("why did the deploy fail?").events_recent
+    # "last" in a time phrase names the window, not the newest
+    assert not planner.plan("what happened last week?").events_recent
+    assert not planner.plan("deploys in the last 3 days").events_recent
 
 
 def test_a_time_phrase_alone_still_asks_the_event_log(planner: HeuristicPlanner) -> None:
