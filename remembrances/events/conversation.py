@@ -121,11 +121,8 @@ def read_message(message: Any, index: int) -> Turn | None:
             f"{what} is a {type(message).__name__}; a message is a mapping with "
             "'role' and 'content' (OpenAI, Anthropic) or 'speaker' and 'text'"
         )
-    if (
-        "role" in message
-        and "content" not in message
-        and (message.get("tool_calls") or message.get("function_call"))
-    ):
+    calls_tools = bool(message.get("tool_calls") or message.get("function_call"))
+    if "role" in message and "content" not in message and calls_tools:
         return None  # a tool-calling turn dumped without its None content (exclude_none)
     if "role" in message and "content" in message:
         shape = ("role", "content")
@@ -152,8 +149,7 @@ def read_message(message: Any, index: int) -> Turn | None:
     if role in TOOL_ROLES:
         return None
     said = message[shape[1]]
-    blank = said is None or (isinstance(said, str) and not said.strip())
-    if blank and (message.get("tool_calls") or message.get("function_call")):
+    if calls_tools and (said is None or (isinstance(said, str) and not said.strip())):
         return None  # an assistant turn that only calls tools (content None, or "")
     content = _text(said, f"{what} {shape[1]}")
     if not content:

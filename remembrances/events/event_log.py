@@ -721,7 +721,7 @@ class EventLog:
             for r in results
             if r.source.isdigit()
             and int(r.source) in events
-            # no cosine above 0 and none of the query's words: noise, unless asked
+            # no cosine of NOISE_COSINE or more and none of the query's words: noise
             and (_has_evidence(r) or min_score is not None)
         ]
         if speakers is not None:

@@ -337,11 +337,10 @@ class PostgresDatabase:
         if held is not None and not (held.conn.closed or held.conn.broken):
             return held.conn
         conn = self._connect()
-        with self._readers_lock:
-            self._readers.append(conn)
         held = _Held(conn)
         finalizer = weakref.finalize(held, _release, self._readers, self._readers_lock, conn)
         with self._readers_lock:
+            self._readers.append(conn)
             self._finalizers = [f for f in self._finalizers if f.alive]
             self._finalizers.append(finalizer)
         self._local.held = held

@@ -459,9 +459,7 @@ class PostgresEngine:
         mean_length = tokens / max(chunks, 1)
         position = {stem: i for i, stem in enumerate(stems)}
         joined = (
-            coverage_math.identifiers(fold(query), lambda ws: self.stems(tx, ws))
-            if joined_names
-            else []
+            coverage_math.identifiers(query, lambda ws: self.stems(tx, ws)) if joined_names else []
         )
         texts: dict[int, str] = {}
         if joined:  # is each identifier written as the query writes it? (rare: read only then)

@@ -102,9 +102,6 @@ class Identifier:
     pattern: re.Pattern[str]
     stems: frozenset[str]
 
-    def held_by(self, text: str) -> bool:
-        return self.pattern.search(fold(text)) is not None
-
 
 def identifiers(query: str, stems_of: Callable[[list[str]], Sequence[str]]) -> list[Identifier]:
     """The query's joined names (see the module docstring), each with the stems that
@@ -126,14 +123,18 @@ def identifiers(query: str, stems_of: Callable[[list[str]], Sequence[str]]) -> l
             [0, *(m.end() for m in joined)], [*(m.start() for m in joined), len(query)], strict=True
         )
     )
-    alone = set(stems_of(query_terms(rest, split_identifiers=False)))
+    words_of = {name: query_terms(name, split_identifiers=False) for name in names}
+    said = query_terms(rest, split_identifiers=False)
+    every = list(dict.fromkeys([*said, *(w for ws in words_of.values() for w in ws)]))
+    stem = dict(zip(every, stems_of(every), strict=True))  # one call: a round trip on PG
+    alone = {stem[w] for w in said}
     found = []
     for name in names:
         # a dotted name is also held as its last part (flask.send_file / send_file)
         forms = dict.fromkeys([name, name.rsplit(".", 1)[-1]])
         alternatives = "|".join(re.escape(form) for form in forms)
         pattern = re.compile(rf"(?<![\w])(?:{alternatives})(?![\w])", re.IGNORECASE)
-        parts = frozenset(stems_of(query_terms(name, split_identifiers=False))) - alone
+        parts = frozenset(stem[w] for w in words_of[name]) - alone
         if parts:
             found.append(Identifier(pattern, parts))
     return found
