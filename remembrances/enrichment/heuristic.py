@@ -208,6 +208,64 @@ REPLY_WORDS = frozenset(
     ]
 )
 
+#: A prompt about the conversation itself: "where did we leave off?", "what did we
+#: talk about yesterday?", "recap our last session". With no topic beside it, the
+#: answer is what was said (the latest conversation, or the time phrase's window),
+#: not a search for "talk" or "session", whose turns score as noise.
+_RECAP = re.compile(
+    r"\b(?:recap|catch\s+me\s+up|fill\s+me\s+in|where\s+(?:were|are)\s+we|"
+    r"(?:leave|left)\s+off|last\s+time|"
+    r"(?:our|the|that|this|last|previous|latest|recent|earlier)\s+(?:\w+\s+)?"
+    r"(?:conversation|session|chat|discussion)s?|"
+    r"(?:we|you|i)\s+(?:\w+\s+)?(?:talk|talked|discuss|discussed|chat|chatted|say|said|"
+    r"cover|covered|decide|decided|agree|agreed))\b",
+    re.IGNORECASE,
+)
+#: The words such a prompt may hold besides request, stop and reply words.
+RECAP_WORDS = frozenset(
+    [
+        "recap",
+        "catch",
+        "fill",
+        "leave",
+        "left",
+        "time",
+        "last",
+        "latest",
+        "previous",
+        "previously",
+        "recent",
+        "recently",
+        "earlier",
+        "conversation",
+        "conversations",
+        "session",
+        "sessions",
+        "chat",
+        "chats",
+        "chatted",
+        "discussion",
+        "discussions",
+        "talk",
+        "talked",
+        "talking",
+        "discuss",
+        "discussed",
+        "discussing",
+        "say",
+        "said",
+        "cover",
+        "covered",
+        "decide",
+        "decided",
+        "agree",
+        "agreed",
+        "summary",
+        "everything",
+        "far",
+    ]
+)
+
 _REQUEST = re.compile(r"(?<![\w.])(?:" + "|".join(REQUEST_PHRASES) + r")(?![\w])", re.IGNORECASE)
 _QUOTED = re.compile(
     r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|`([^`\n]{1,200})`|(?<![\w])'([^'\n]{2,200})'(?![\w])"
@@ -302,8 +360,13 @@ class HeuristicPlanner:
         terms = _terms(text)
         protected = [t for t in terms if t.kind != "word"]
         words = [t.text for t in terms if t.kind == "word"]
-        if not protected and all(w.lower() in REPLY_WORDS for w in words):
-            terms, words = [], []  # a reply about the conversation: nothing to look up
+        recap = (
+            not protected
+            and _RECAP.search(text) is not None
+            and all(w.lower() in RECAP_WORDS or w.lower() in REPLY_WORDS for w in words)
+        )
+        if recap or (not protected and all(w.lower() in REPLY_WORDS for w in words)):
+            terms, words = [], []  # about the conversation itself: nothing to look up
         everything = _unique([t.text for t in terms])
         has_code_signal = any(t.kind in ("path", "identifier", "error") for t in protected)
 
@@ -321,7 +384,7 @@ class HeuristicPlanner:
         kb_limit, code_limit, events_limit = self.kb_limit, self.code_limit, self.events_limit
         if has_code_signal:
             code_limit += 2
-        if window is not None:
+        if window is not None or recap:
             events_limit += 4
         return EnrichmentPlan(
             kb_query=kb_query[:MAX_QUERY_CHARS],
@@ -333,7 +396,8 @@ class HeuristicPlanner:
             code_limit=code_limit,
             events_limit=events_limit,
             # "last" in a time phrase ("last week") names the window, not the newest
-            events_recent=bool(_RECENT.search(text)),
+            events_recent=bool(_RECENT.search(text)) and not recap,
+            events_recap=recap and window is None,  # a window's events are the recap
             planner=self.name,
             notes={"time_phrase": window.phrase} if window else {},
         )

@@ -34,7 +34,9 @@ with every identifier (snake_case, CamelCase, dotted.names), file path and error
 message the message names.
 - events: a log of past events. events_query is the topic; events_since and \
 events_until bound the time (ISO 8601 in UTC) when the message mentions a time \
-("yesterday", "last week"), else null.
+("yesterday", "last week"), else null. When the message asks what was said in the \
+latest conversation and names no topic ("where did we leave off?"), set events_recap \
+to true and events_query to "".
 Leave out request words ("please", "can you", "explain", "fix"). Use "" for a \
 store that cannot help and 0 for its limit. Limits are 0 to {max_limit}.
 The current time is {now}.

@@ -35,7 +35,9 @@ class EnrichmentPlan:
     the identifiers named, ``events_query`` the topic. ``events_since``/``events_until``
     are aware UTC datetimes (or None): with an events query they favour events in
     the window, without one they select it. ``events_recent`` favours newer
-    events (the prompt said "last", "latest", "recent"). ``planner`` names who produced the plan,
+    events (the prompt said "last", "latest", "recent"). ``events_recap`` asks for the
+    latest conversation as it went, without a query ("where did we leave off?").
+    ``planner`` names who produced the plan,
     e.g. ``"heuristic"`` or ``"llm:gpt-4o-mini"``, or ``"heuristic (fallback)"``.
     """
 
@@ -48,6 +50,7 @@ class EnrichmentPlan:
     code_limit: int = 4
     events_limit: int = 4
     events_recent: bool = False
+    events_recap: bool = False
     planner: str = "heuristic"
     notes: dict[str, Any] = field(default_factory=dict, compare=False)
 
@@ -75,6 +78,7 @@ class EnrichmentPlan:
             "code_limit": self.code_limit,
             "events_limit": self.events_limit,
             "events_recent": self.events_recent,
+            "events_recap": self.events_recap,
             "planner": self.planner,
         }
 
@@ -98,6 +102,10 @@ PLAN_SCHEMA: dict[str, Any] = {
         "events_query": {"type": "string", "description": "topic of past events"},
         "events_since": {"type": ["string", "null"], "description": "ISO 8601 UTC or null"},
         "events_until": {"type": ["string", "null"], "description": "ISO 8601 UTC or null"},
+        "events_recap": {
+            "type": "boolean",
+            "description": "the message asks what was said in the latest conversation",
+        },
         "kb_limit": {"type": "integer", "minimum": 0, "maximum": MAX_SOURCE_LIMIT},
         "code_limit": {"type": "integer", "minimum": 0, "maximum": MAX_SOURCE_LIMIT},
         "events_limit": {"type": "integer", "minimum": 0, "maximum": MAX_SOURCE_LIMIT},
@@ -157,6 +165,11 @@ def plan_from_dict(
         if not 0 <= value <= MAX_SOURCE_LIMIT:
             raise PlanError(f"{key} must be from 0 to {MAX_SOURCE_LIMIT}, not {value}")
         values[key] = value
+    recap = data.get("events_recap")
+    if recap is not None:
+        if not isinstance(recap, bool):
+            raise PlanError(f"events_recap must be true or false, not {recap!r}")
+        values["events_recap"] = recap
     for key in ("events_since", "events_until"):
         values[key] = _utc_time(data.get(key), key)
     since, until = values["events_since"], values["events_until"]

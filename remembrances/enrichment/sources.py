@@ -229,7 +229,9 @@ def search_events(
     query = plan.events_query or None
     limit = plan.events_limit
     scope: dict[str, Any] = {"session": session, "user": user, "window": int(previous_turn)}
-    if query is None or not plan.has_time_window:
+    if query is None and plan.events_recap and not plan.has_time_window:
+        hits = latest_conversation(service, limit, session=session, user=user)
+    elif query is None or not plan.has_time_window:
         hits = service.events.search(
             query, since=plan.events_since, until=plan.events_until, limit=limit, **scope
         )
@@ -242,10 +244,20 @@ def search_events(
         hits = inside + [h for h in anywhere if h.id not in seen]
     if plan.events_recent and hits:
         hits = _newest_favoured(hits)
-    elif query is None:  # a window's events (the newest of them), told in order
+    elif query is None:  # a window's (or conversation's) newest events, told in order
         hits = sorted(hits, key=lambda h: (h.occurred_at, h.position or 0))
     shown = frozenset(h.id for h in hits)
     return [event_item(h, shown=shown) for h in hits]
+
+
+def latest_conversation(
+    service: RemembrancesService, limit: int, *, session: str | None, user: str | None
+) -> list[Event]:
+    """The last ``limit`` turns of the latest conversation in scope (``session`` if
+    given), newest first; the newest events when no conversation was logged."""
+    if session is None:
+        session = next(iter(service.events.sessions(user=user)), None)
+    return service.events.list(session=session, user=user, limit=limit)
 
 
 def _newest_favoured(hits: list[Event]) -> list[Event]:
@@ -309,5 +321,5 @@ def wanted(source: str, plan: EnrichmentPlan) -> bool:
     if plan.limit(source) <= 0:
         return False
     if source == "events":
-        return bool(plan.events_query) or plan.has_time_window
+        return bool(plan.events_query) or plan.has_time_window or plan.events_recap
     return bool(plan.query(source))

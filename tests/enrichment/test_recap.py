@@ -1,0 +1,128 @@
+"""A prompt about the conversation itself ("where did we leave off?") gets the latest
+conversation as it went, not a search for "talk" or "session". Real store, hash
+embedder, the heuristic planner."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+import remembrances
+from remembrances import RemembrancesService
+from remembrances.enrichment import HeuristicPlanner
+from remembrances.enrichment.plan import PlanError, plan_from_json
+
+NOW = datetime(2026, 11, 26, 15, 0, tzinfo=UTC)
+RATE_LIMITS = [
+    {"role": "user", "content": "I want to add rate limiting to the public API."},
+    {"role": "assistant", "content": "A token bucket per API key, kept in Redis."},
+    {"role": "user", "content": "Which limit should we start with?"},
+    {"role": "assistant", "content": "100 requests per minute, more for paid plans."},
+]
+BACKUPS = [
+    {"role": "user", "content": "The nightly backup job failed with a disk full error."},
+    {"role": "assistant", "content": "Rotate backups older than 14 days."},
+    {"role": "user", "content": "Also compress them."},
+    {"role": "assistant", "content": "Done: rotated after 14 days, compressed with zstd."},
+]
+BOBS = [{"role": "user", "content": "Bob's question about invoices."}]
+
+RECAPS = [
+    "where did we leave off?",
+    "Where were we?",
+    "summarise our last conversation",
+    "what did we talk about last time?",
+    "can you recap our previous session?",
+    "catch me up",
+    "what did we decide?",
+]
+
+
+@pytest.fixture
+def memory(location: str) -> Iterator[RemembrancesService]:
+    with remembrances.open(location, embedder="hash:64") as svc:
+        svc.kb.add("Sessions are stored in signed cookies.", source="sessions.md")
+        svc.events.log_conversation(
+            RATE_LIMITS, session="a1", user="alice", at=NOW - timedelta(days=2)
+        )
+        svc.events.log_conversation(
+            BACKUPS, session="a2", user="alice", at=NOW - timedelta(hours=3)
+        )
+        svc.events.log_conversation(BOBS, session="b1", user="bob", at=NOW - timedelta(hours=1))
+        svc.enricher.planner = HeuristicPlanner(now=lambda: NOW)
+        yield svc
+
+
+@pytest.mark.parametrize("prompt", RECAPS)
+def test_a_recap_prompt_plans_the_latest_conversation_and_no_search(prompt: str) -> None:
+    plan = HeuristicPlanner(now=lambda: NOW).plan(prompt)
+    assert plan.events_recap and not plan.has_time_window
+    assert (plan.kb_query, plan.code_query, plan.events_query) == ("", "", "")
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "what is a session?",  # a word about conversations is not a recap
+        "how do I talk to the database?",
+        "what did we decide about backups?",  # a topic: searched
+        "where were the logs stored?",
+        "summarise the deploy guide",
+    ],
+)
+def test_a_prompt_with_a_topic_is_searched(prompt: str) -> None:
+    plan = HeuristicPlanner(now=lambda: NOW).plan(prompt)
+    assert not plan.events_recap and plan.events_query
+
+
+def test_a_recap_of_a_day_lists_that_day() -> None:
+    plan = HeuristicPlanner(now=lambda: NOW).plan("what did we talk about yesterday?")
+    assert plan.has_time_window and not plan.events_recap and plan.events_query == ""
+
+
+def test_where_did_we_leave_off_shows_the_latest_conversation_in_order(
+    memory: RemembrancesService,
+) -> None:
+    block = memory.enrich_context("where did we leave off?", user="alice")
+    said = [m["content"] for m in BACKUPS]
+    positions = [block.find(text) for text in said]
+    assert -1 not in positions and positions == sorted(positions), block
+    assert "rate limiting" not in block and "invoices" not in block
+    assert "signed cookies" not in block  # nothing was searched
+
+
+def test_a_recap_keeps_to_its_scope(memory: RemembrancesService) -> None:
+    # unscoped: the latest conversation of anyone, labelled with its user
+    assert "(bob)" in memory.enrich_context("where were we?")
+    assert "rate limiting" in memory.enrich_context("where were we?", session="a1")
+    assert memory.enrich_context("where were we?", user="carol") == ""
+
+
+def test_a_long_conversation_is_recapped_by_its_last_turns(location: str) -> None:
+    chat = [{"role": "user", "content": f"step number {i} of the migration"} for i in range(40)]
+    with remembrances.open(location, embedder="hash:64") as svc:
+        svc.events.log_conversation(chat, session="long", at=NOW)
+        enrichment = svc.enricher.enrich("where did we leave off?")
+    texts = [item.text for item in enrichment.items["events"]]
+    assert texts[-1] == "step number 39 of the migration"
+    assert "step number 0 of the migration" not in texts
+    assert texts == sorted(texts, key=lambda t: int(t.split()[2]))
+
+
+def test_without_conversations_a_recap_shows_the_newest_events(location: str) -> None:
+    with remembrances.open(location, embedder="hash:64") as svc:
+        assert svc.enrich_context("where did we leave off?") == ""
+        svc.events.log("Shipped release 2.4", subject="deploy", at=NOW - timedelta(days=1))
+        svc.events.log("Rolled back release 2.3", subject="deploy", at=NOW - timedelta(days=9))
+        block = svc.enrich_context("where did we leave off?")
+    assert block.find("Rolled back release 2.3") < block.find("Shipped release 2.4")
+    assert "Shipped release 2.4" in block
+
+
+def test_a_models_plan_may_ask_for_a_recap() -> None:
+    raw = '{"kb_query": "", "code_query": "", "events_query": "", "events_recap": true}'
+    assert plan_from_json(raw, planner="llm:test").events_recap
+    with pytest.raises(PlanError, match="events_recap"):
+        plan_from_json(raw.replace("true", '"yes"'), planner="llm:test")
