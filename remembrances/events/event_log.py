@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import json
+import logging
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -41,8 +42,12 @@ from .tables import (
 )
 from .times import from_micros, now_utc, parse_duration, to_micros, to_utc, window
 
+log = logging.getLogger(__name__)
+
 KIND = "event"
 COLLECTION = "events"
+#: Set in ``meta`` once every plain event's subject is in its chunk's words.
+SUBJECT_WORDS = "events:subject_words"
 MAX_CONTENT_CHARS = 1_000_000
 MAX_SUBJECT_CHARS = 4096
 MAX_LIMIT = 1000
@@ -143,11 +148,12 @@ def _with_previous(text: str, previous: Turn | Event | None) -> str:
 def _event_chunk(
     subject: str, content: str, metadata_json: str, occurred_us: int, user: str | None
 ) -> Chunk:
-    """A plain event's searchable text: the subject counts for meaning."""
+    """A plain event's searchable text: its subject, then its content. The subject is
+    what kind of event it is ("incident", "decision"), the word a question uses for it
+    ("what incidents did we have last week?")."""
     return Chunk(
-        text=content,
+        text=f"{subject}\n\n{content}" if subject else content,
         metadata={**json.loads(metadata_json), **_scope_keys(subject, None, user)},
-        embed_text=f"{subject}\n\n{content}" if subject else None,
         ts=occurred_us / 1_000_000,
     )
 
@@ -220,6 +226,8 @@ class EventLog:
         # A file opened read-only that never held events has no events table.
         self._has_tables = store.meta("schema:events") is not None
         self._table = Events()
+        if not store.read_only and store.meta(SUBJECT_WORDS) is None:
+            self._index_subject_words()
 
     def check_writable(self) -> None:
         """Refuse, before any work, changes to a memory opened read-only."""
@@ -382,6 +390,22 @@ class EventLog:
         raise StorageError(
             f"session {session!r} kept changing while it was being logged; try again"
         )
+
+    def _index_subject_words(self) -> None:
+        """Once per memory: re-chunk the plain events logged before their subject was
+        indexed as words (their chunk then held it for meaning only). Their vectors
+        are the same text's, so they come from the embedding cache. A memory that
+        cannot do it now (no embedder) tries again on its next writable open."""
+        with self.store.snapshot() as tx:
+            ids = self._table.subjects_unindexed(tx, KIND, COLLECTION)
+        try:
+            for start in range(0, len(ids), 500):
+                self.reindex(ids[start : start + 500])
+        except Exception as exc:
+            log.info("older events' subjects are not yet searchable as words: %s", exc)
+            return
+        with self.store.transaction() as tx:
+            self._table.mark(tx, SUBJECT_WORDS)
 
     def reindex(self, event_ids: Sequence[int]) -> int:
         """Rebuild the searchable chunks of stored events from their rows; returns how

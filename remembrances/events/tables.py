@@ -293,6 +293,24 @@ class Events:
         ).fetchall()
         return [str(r["subject"]) for r in rows]
 
+    def subjects_unindexed(self, tx: Transaction, kind: str, collection: str) -> list[int]:
+        """Ids of plain events whose chunk holds the subject only for meaning (it was
+        embedded from ``embed_text``, and the text was the content alone)."""
+        rows = tx.execute(
+            "SELECT e.id FROM events e JOIN chunks c ON c.source = CAST(e.id AS TEXT) "
+            "AND c.kind = ? AND c.collection = ? "
+            "WHERE e.session IS NULL AND e.subject <> '' AND c.embed_text IS NOT NULL "
+            "ORDER BY e.id",
+            (kind, collection),
+        ).fetchall()
+        return [int(r["id"]) for r in rows]
+
+    def mark(self, tx: Transaction, key: str) -> None:
+        """Record in ``meta`` that a one-time step is done."""
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT (key) DO NOTHING", (key,)
+        )
+
     def unindexed(self, tx: Transaction, kind: str) -> list[int]:
         """Ids of events without a chunk of ``kind`` (their chunks were lost)."""
         rows = tx.execute(

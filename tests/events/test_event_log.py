@@ -322,3 +322,58 @@ def test_a_read_only_file_without_events_reads_as_empty(db_path: Path) -> None:
             log.prune(older_than="1d")
         with pytest.raises(ReadOnlyError):
             log.delete(1)
+
+
+def test_a_subject_is_searched_as_words(events: EventLog) -> None:
+    events.log("API latency spiked after the cache node restarted", subject="incident")
+    events.log("We chose PostgreSQL for the orders service", subject="decision")
+    events.log("Lunch is at noon", subject="")
+    found = events.search("incidents", mode="text")
+    assert [e.subject for e in found] == ["incident"]
+    assert events.search("decision", mode="text")[0].content.startswith("We chose")
+
+
+def _as_before_subject_words(store: Store, event_id: int) -> None:
+    """Put an event's chunk back in the form it had before subjects were words: the
+    content as text, the subject only in what was embedded (the vector is the same)."""
+    with store.transaction() as tx:
+        row = tx.execute(
+            "SELECT e.subject, e.content FROM events e WHERE e.id = ?", (event_id,)
+        ).fetchone()
+        old = (row["content"], f"{row['subject']}\n\n{row['content']}", str(event_id))
+        if store.engine.dialect == "postgresql":
+            tx.execute(
+                "UPDATE chunks SET text = ?, tsv = to_tsvector('remembrances_text', ?), "
+                "embed_text = ? WHERE kind = 'event' AND source = ?",
+                (old[0], old[0], old[1], old[2]),
+            )
+        else:
+            tx.execute(
+                "UPDATE chunks SET text = ?, embed_text = ? WHERE kind = 'event' AND source = ?",
+                old,
+            )
+        tx.execute("DELETE FROM meta WHERE key = 'events:subject_words'")
+
+
+def test_events_logged_before_subjects_were_words_are_re_chunked_once(
+    location: str, embedder: HashEmbedder
+) -> None:
+    with Store(location, embedder=embedder) as store:
+        log = EventLog(store)
+        old = log.log("API latency spiked after the cache node restarted", subject="incident")
+        turn = log.log_conversation([{"role": "user", "content": "hello"}], session="s")
+        _as_before_subject_words(store, old.id)
+        assert log.search("incidents", mode="text") == []
+    with Store(location) as store:  # without an embedder it cannot: it tries again later
+        assert EventLog(store).search("incidents", mode="text") == []
+        assert store.meta("events:subject_words") is None
+    with Store(location, embedder=embedder) as store:
+        log = EventLog(store)  # the first writable open re-chunks it
+        assert [e.id for e in log.search("incidents", mode="text")] == [old.id]
+        assert store.meta("events:subject_words") == "1"
+        assert log.turns("s")[0].id == turn.added[0].id  # turns are left as they were
+        with store.snapshot() as tx:
+            kept = tx.execute(
+                "SELECT count(*) FROM chunks WHERE kind = 'event' AND embedding IS NOT NULL"
+            ).scalar()
+        assert kept == 2  # both still have their vectors
