@@ -24,6 +24,7 @@ from .progress import Progress
 from .records import Chunk
 
 if TYPE_CHECKING:
+    from .events.archive import EventImport
     from .service import RemembrancesService
 
 FORMAT = "remembrances-export"
@@ -180,7 +181,27 @@ def import_records(
     from .events.archive import EventImport
 
     report = TransferReport()
-    events = EventImport()
+    events = EventImport(svc.events)
+    try:
+        _import(svc, records, report, events, progress)
+    except InvalidInputError as exc:
+        stored = sum(n for kind, n in report.counts.items() if kind != "event")
+        if not stored:
+            raise
+        raise InvalidInputError(
+            f"{exc} (the import stopped there: the records before it were stored, except "
+            "events, and importing again after a fix is safe)"
+        ) from exc
+    return report
+
+
+def _import(
+    svc: RemembrancesService,
+    records: Iterable[tuple[int, dict[str, Any]]],
+    report: TransferReport,
+    events: EventImport,
+    progress: Progress | None,
+) -> None:
     done = 0
     for number, record in records:
         kind = record["type"]
@@ -229,7 +250,6 @@ def import_records(
         if progress is not None:
             progress("imported", done, None)
     events.write(svc.events)
-    return report
 
 
 def import_jsonl(

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError
-from .conversation import read_messages, scope_name
+from .conversation import read_messages, scope_name, whose
 from .records import Event
 
 if TYPE_CHECKING:
@@ -51,7 +51,8 @@ class _Session:
 class EventImport:
     """Collects an export's event records (:meth:`add`), then stores them (:meth:`write`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, log: EventLog | None = None) -> None:
+        self.log = log  # given: a session another user owns is refused at its first line
         self.plain: list[dict[str, Any]] = []
         self.sessions: dict[str, _Session] = {}
         self.count = 0
@@ -77,11 +78,13 @@ class EventImport:
             raise InvalidInputError(
                 f"line {number} (turn of {session!r}) needs a position (an integer from 0)"
             )
+        if session not in self.sessions and self.log is not None:
+            _check_owner(self.log, session, user, f"line {number}: ")
         known = self.sessions.setdefault(session, _Session(user))
         if known.user != user:
             raise InvalidInputError(
-                f"line {number}: session {session!r} has turns of users {known.user!r} and "
-                f"{user!r}; a session belongs to one user"
+                f"line {number}: session {session!r} has turns of {whose(known.user)} and "
+                f"of {whose(user)}; a session belongs to one user"
             )
         known.turns.append((position, number, dict(record)))
 
@@ -108,12 +111,7 @@ class EventImport:
             return 0
         conversations = self._conversations()
         for session, user, _ in conversations:  # refused later, after other writes: check now
-            owners = {e.user for e in log.turns(session)}
-            if owners and owners != {user}:
-                raise InvalidInputError(
-                    f"session {session!r} already belongs to user {sorted(map(str, owners))[0]!r}"
-                    f" in this memory, not {user!r}; nothing was imported"
-                )
+            _check_owner(log, session, user)
         added: list[int] = []
         try:
             for session, user, messages in conversations:
@@ -126,6 +124,15 @@ class EventImport:
                 log.delete(event_id)
             raise
         return self.count
+
+
+def _check_owner(log: EventLog, session: str, user: str | None, where: str = "") -> None:
+    owners = {e.user for e in log.turns(session)}
+    if owners and owners != {user}:
+        raise InvalidInputError(
+            f"{where}session {session!r} already belongs to {whose(next(iter(owners)))} in "
+            f"this memory, not {whose(user)}; no event of this import was stored"
+        )
 
 
 def _message(record: Mapping[str, Any]) -> dict[str, Any]:

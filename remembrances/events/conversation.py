@@ -68,6 +68,11 @@ class Turn:
 StoredTurn = tuple[str, str, datetime]
 
 
+def whose(user: str | None) -> str:
+    """``user 'ana'``, or ``no user`` for a session logged without one (messages)."""
+    return "no user" if user is None else f"user {user!r}"
+
+
 def scope_name(value: Any, what: str) -> str:
     """A session or user id: a short, non-blank string."""
     return check_name(value, what, limit=MAX_NAME_CHARS, strip=True)

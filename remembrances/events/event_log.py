@@ -33,7 +33,7 @@ from ..validation import (
     check_text,
     encode_metadata,
 )
-from .conversation import Turn, new_turns, read_messages, scope_name
+from .conversation import Turn, new_turns, read_messages, scope_name, whose
 from .records import Event
 from .tables import (
     EVENTS_MIGRATIONS,
@@ -336,8 +336,8 @@ class EventLog:
             owners = {e.user for e in stored}
             if stored and owners != {user}:
                 raise InvalidInputError(
-                    f"session {session!r} belongs to user {sorted(map(str, owners))[0]!r}, "
-                    f"not {user!r}; pass the same user, or use another session id"
+                    f"session {session!r} belongs to {whose(next(iter(owners)))}, "
+                    f"not {whose(user)}; pass the same user, or use another session id"
                 )
             new = new_turns([(e.subject, e.content, e.occurred_at) for e in stored], turns)
             if not new:

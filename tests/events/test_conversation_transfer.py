@@ -134,6 +134,32 @@ def test_importing_a_session_owned_by_another_user_imports_nothing(tmp_path: Pat
         assert [e.content for e in svc.events.list()] == ["mine"]
 
 
+def test_a_session_of_another_user_stops_the_import_at_its_line(tmp_path: Path) -> None:
+    """The message says what was stored: the document before the line, no event, and
+    nothing after it (the code project)."""
+    code = tmp_path / "proj"
+    code.mkdir()
+    (code / "a.py").write_text("def hello():\n    return 1\n")
+    with remembrances.open(tmp_path / "m.db", embedder="hash:64") as svc:
+        svc.events.log_conversation([{"speaker": "x", "text": "mine"}], session="b")
+        records = (
+            {"type": "kb_document", "source": "keys", "text": "Rotate keys every 90 days."},
+            {"type": "event", "subject": "ops", "content": "Rolled back 2.3"},
+            _turn("b", 0, "theirs", user="v"),
+            {"type": "code_project", "name": "proj", "root": str(code)},
+        )
+        with pytest.raises(InvalidInputError) as error:
+            import_jsonl(svc, _lines(*records))
+        assert str(error.value).startswith(
+            "line 4: session 'b' already belongs to no user in this memory, not user 'v'; "
+            "no event of this import was stored (the import stopped there: the records "
+            "before it were stored, except events"
+        )
+        assert [d.source for d in svc.kb.list()] == ["keys"]
+        assert [e.content for e in svc.events.list()] == ["mine"]
+        assert svc.code.projects() == []
+
+
 def test_recover_indexes_lost_turns_as_turns(tmp_path: Path) -> None:
     source = tmp_path / "lost.db"
     with remembrances.open(source, embedder="hash:64") as svc:
