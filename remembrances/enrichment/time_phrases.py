@@ -120,6 +120,12 @@ def _midnight(day: date, tz: tzinfo) -> datetime:
     return datetime.combine(day, time(0), tzinfo=tz)
 
 
+def _day_end(day: date, tz: tzinfo) -> datetime:
+    """The last microsecond of ``day``: a window's ``until`` is inclusive, and an event
+    at the next midnight belongs to the next day only."""
+    return _midnight(day + timedelta(days=1), tz) - timedelta(microseconds=1)
+
+
 def _count(word: str) -> int:
     word = " ".join(word.lower().split())
     return int(word) if word.isdigit() else _NUMBER_WORDS[word]
@@ -153,7 +159,7 @@ def _window(
             return None
         if rule == "since_date":
             return _midnight(day, tz), now
-        return _midnight(day, tz), _midnight(day + timedelta(days=1), tz)
+        return _midnight(day, tz), _day_end(day, tz)
     if rule == "since_yesterday":
         return _midnight(today - timedelta(days=1), tz), now
     if rule == "part_of_today":
@@ -165,8 +171,8 @@ def _window(
     if rule == "yesterday":
         if match.group(0).lower().startswith("the day before"):
             day = today - timedelta(days=2)
-            return _midnight(day, tz), _midnight(day + timedelta(days=1), tz)
-        return start_of_today - timedelta(days=1), start_of_today
+            return _midnight(day, tz), _day_end(day, tz)
+        return _midnight(today - timedelta(days=1), tz), _day_end(today - timedelta(days=1), tz)
     if rule == "today":
         return start_of_today, now
     if rule == "this_unit":
@@ -197,7 +203,7 @@ def _window(
         if day == today and not text.startswith(("on", "last")):
             # A bare "Friday" said on a Friday more likely means last week's.
             day -= timedelta(days=7)
-        return _midnight(day, tz), _midnight(day + timedelta(days=1), tz)
+        return _midnight(day, tz), _day_end(day, tz)
     if rule == "recently":
         return now - timedelta(days=7), now
     return None

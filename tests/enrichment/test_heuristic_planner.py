@@ -104,7 +104,7 @@ def test_identifiers_raise_the_code_count(planner: HeuristicPlanner) -> None:
         (
             "what did we decide about the migration yesterday?",
             "2026-11-20T00:00",
-            "2026-11-21T00:00",
+            "2026-11-20T23:59:59.999999",
         ),
         ("what happened since Monday?", "2026-11-16T00:00", "now"),
         ("deploy incidents in the last 3 days", "2026-11-18T15:30", "now"),
@@ -114,9 +114,9 @@ def test_identifiers_raise_the_code_count(planner: HeuristicPlanner) -> None:
         ("what changed last week", "2026-11-09T00:00", "now"),
         ("what changed this week", "2026-11-16T00:00", "now"),
         ("the outage two days ago", "2026-11-18T15:30", "2026-11-20T15:30"),
-        ("what happened on 2026-11-02", "2026-11-02T00:00", "2026-11-03T00:00"),
+        ("what happened on 2026-11-02", "2026-11-02T00:00", "2026-11-02T23:59:59.999999"),
         ("anything since 2026-10-01?", "2026-10-01T00:00", "now"),
-        ("the meeting on Tuesday", "2026-11-17T00:00", "2026-11-18T00:00"),
+        ("the meeting on Tuesday", "2026-11-17T00:00", "2026-11-17T23:59:59.999999"),
         ("what did we ship last month", "2026-10-01T00:00", "now"),
     ],
 )
@@ -152,12 +152,20 @@ def test_a_time_phrase_alone_still_asks_the_event_log(planner: HeuristicPlanner)
     assert plan.has_time_window
 
 
+def test_a_day_ends_before_the_next_midnight() -> None:
+    """``until`` is inclusive: an event at today's 00:00 is not yesterday's."""
+    plan = HeuristicPlanner(now=lambda: NOW).plan("what did we talk about yesterday?")
+    midnight = datetime(2026, 11, 21, tzinfo=UTC)
+    assert plan.events_since == midnight - timedelta(days=1)
+    assert plan.events_until is not None and plan.events_until < midnight
+
+
 def test_days_follow_the_given_time_zone_and_come_out_in_utc() -> None:
     tokyo = timezone(timedelta(hours=9))
     # 15:30 UTC is 00:30 on the 22nd in Tokyo, so "yesterday" there is the 21st.
     plan = HeuristicPlanner(now=lambda: NOW, tz=tokyo).plan("what happened yesterday")
     assert plan.events_since == datetime(2026, 11, 20, 15, 0, tzinfo=UTC)
-    assert plan.events_until == datetime(2026, 11, 21, 15, 0, tzinfo=UTC)
+    assert plan.events_until == datetime(2026, 11, 21, 14, 59, 59, 999999, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
