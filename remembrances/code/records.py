@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import PurePosixPath
@@ -37,9 +38,10 @@ class IndexReport:
         return len(self.skipped)
 
     def skipped_by_reason(self) -> dict[str, int]:
+        """Skipped files per reason, without each file's details (its size, its error)."""
         counts: dict[str, int] = {}
         for item in self.skipped:
-            key = item.reason.split(" (", 1)[0]
+            key = re.split(r" \(|: ", item.reason, maxsplit=1)[0]
             counts[key] = counts.get(key, 0) + 1
         return counts
 

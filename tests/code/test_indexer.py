@@ -44,6 +44,7 @@ def test_discovery_honours_gitignore_excludes_and_limits(code: CodeIndexer, repo
     assert report.parse_errors == ["src/broken.py"]
     assert [s.name for s in code.find_symbol("still_found")] == ["still_found"]
     assert report.skipped_by_reason()["symlink loop"] == 1
+    assert report.skipped_by_reason()["larger than the size limit"] == 1  # not per size
     assert report.files_seen == len(INDEXED) + len(report.skipped)
     assert set(stats.languages) == EXPECTED_LANGUAGES
 
