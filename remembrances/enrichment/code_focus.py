@@ -213,7 +213,9 @@ def _definitions(
 
     Exact (case-sensitive) matches only: find_symbol also tries ignoring case.
     A name may start with its module (``encodings.cp500.Codec.encode``). When a name is defined in several places, the prompt's other words decide
-    first (``cp1252`` picks ``encodings/cp1252.py``), then a definition whose
+    first (``cp1252`` picks ``encodings/cp1252.py``), then the last definition of a
+    name in its file (the one that runs: ``@overload`` stubs and TypeScript overload
+    signatures come before the implementation), then a definition whose
     qualified name is the name itself (``Pool`` means the class ``Pool`` before
     the method ``BaseContext.Pool``), then classes and functions, then code
     outside tests, then the definition in the file most other files use (the
@@ -231,9 +233,14 @@ def _definitions(
             counts = file_users(project, {s.path for s in found if s.project == project})
             users.update({(project, path): n for path, n in counts.items()})
     kinds = {"class": 0, "function": 0, "method": 0, "struct": 0, "interface": 0}
+    last: dict[tuple[str, str, str], int] = {}
+    for s in found:
+        where = (s.project, s.path, s.qualified_name)
+        last[where] = max(last.get(where, 0), s.start_line)
     found.sort(
         key=lambda s: (
             -len((words - own) & _words(f"{s.path} {s.qualified_name}")),
+            s.start_line < last[(s.project, s.path, s.qualified_name)],
             s.qualified_name != name,
             kinds.get(s.kind, 1),
             s.path.count("test"),

@@ -251,6 +251,32 @@ def test_a_name_means_its_own_definition_first_then_the_most_used_file(
     assert chosen[0] == "[repo] z/used.py:1-2 helper_function (function)"
 
 
+OVERLOADED = """from typing import overload
+
+
+class Converter:
+    @overload
+    def convert(self, value: int) -> int: ...
+
+    @overload
+    def convert(self, value: str) -> str: ...
+
+    def convert(self, value):
+        \"\"\"Integers are doubled, strings are upper-cased.\"\"\"
+        return value * 2 if isinstance(value, int) else value.upper()
+"""
+
+
+def test_the_definition_that_runs_comes_before_its_overload_stubs(
+    tmp_path: Path, location: str
+) -> None:
+    write(tmp_path / "conv", {"conv.py": OVERLOADED})
+    with remembrances.open(location, embedder=HashEmbedder(64)) as svc:
+        svc.code.index(tmp_path / "conv", project="conv")
+        enrichment = ContextEnricher(svc).enrich("what does `Converter.convert` do with strings?")
+    assert definitions(enrichment)[0] == "[conv] conv.py:11-13 Converter.convert (method)"
+
+
 def test_a_line_naming_the_name_twice_is_one_use(tmp_path: Path, location: str) -> None:
     repo = tmp_path / "dup"
     repo.mkdir()
