@@ -35,10 +35,11 @@ log = logging.getLogger(__name__)
 ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": m.Error, "description": description}
     for status, description in (
-        (400, "Invalid input (the message says what to change)"),
+        (400, "Invalid input (the message says what to change), or a body that is not JSON"),
         (401, "Missing or wrong bearer token"),
         (404, "No such document, event, project or file"),
         (413, "Request body too large"),
+        (415, "Request body not sent as JSON (send Content-Type: application/json)"),
         (422, "Request body or query string does not match the schema"),
         (503, "Storage busy or embedder unavailable"),
     )
@@ -71,6 +72,47 @@ def known_query_only(request: Request) -> None:
         message = f"unknown parameter{plural} {names}; this route takes {takes}"
         # the 422 of an unknown body field, through the same handler
         raise RequestValidationError([{"loc": ("query",), "msg": message}])
+
+
+#: What to tell a client whose body is not JSON, or is not sent as JSON.
+SEND_JSON = "send one JSON object with 'Content-Type: application/json'"
+
+
+def unreadable_body(request: Request, exc: RequestValidationError) -> tuple[int, str] | None:
+    """The status and message for a body that could not be read as JSON at all, or None
+    when the body was read and only its fields are wrong (the 422 of the schema).
+
+    Malformed JSON is a 400 that says where it breaks. A body sent without a JSON
+    content type (``curl -d`` sends a form) is a 415: FastAPI reads such a body as
+    bytes, not JSON, which also keeps a web page from posting to the server with a
+    form or ``text/plain`` request that needs no CORS preflight.
+    """
+    for error in exc.errors():
+        if error.get("type") == "json_invalid":
+            reason = str((error.get("ctx") or {}).get("error") or "not JSON")
+            where = _position(exc.body, error.get("loc", ()))
+            message = f"the body is not valid JSON: {reason}{where}; {SEND_JSON}"
+            return 400, one_line(ValueError(message))
+    for error in exc.errors():
+        # FastAPI hands the body on as bytes when its content type is not JSON
+        if tuple(error.get("loc", ())) == ("body",) and isinstance(error.get("input"), bytes):
+            content_type = request.headers.get("content-type")
+            sent = f"as {content_type!r}" if content_type else "without a Content-Type"
+            message = f"the body was sent {sent}; {SEND_JSON}"
+            return 415, one_line(ValueError(message))
+    return None
+
+
+def _position(document: Any, loc: Sequence[Any]) -> str:
+    """`` at line L column C`` of the character a JSON decode error points at, if known."""
+    pos = loc[-1] if loc else None
+    if not isinstance(pos, int) or isinstance(pos, bool):
+        return ""
+    if not isinstance(document, str):
+        return f" at character {pos + 1}"
+    line = document.count("\n", 0, pos) + 1
+    column = pos - document.rfind("\n", 0, pos)
+    return f" at line {line} column {column}"
 
 
 def _version() -> str:
@@ -112,6 +154,10 @@ def build_app(
 
     @api.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        unreadable = unreadable_body(request, exc)
+        if unreadable is not None:
+            status, message = unreadable
+            return JSONResponse(body("InvalidRequest", message), status_code=status)
         problems = []
         for error in exc.errors():
             where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
@@ -397,9 +443,11 @@ def build_app(
         """The indexed projects with their roots and counts."""
         return records(svc.code.projects())
 
-    @v1.delete("/code/projects/{project}", tags=["code"])
+    # ``:path``: a project name may hold slashes (``acme/app``), and the server decodes
+    # a client's ``acme%2Fapp`` to them before routing
+    @v1.delete("/code/projects/{project:path}", tags=["code"])
     def code_remove(project: str) -> Any:
-        """Remove a project with its files, symbols and chunks."""
+        """Remove a project with its files, symbols and chunks (the name may hold slashes)."""
         return {"project": project, "files": svc.code.remove(project)}
 
     api.include_router(v1)

@@ -111,10 +111,10 @@ def test_every_command_prints_the_same_through_a_server(
             out = same(local, remote)
             assert out.strip() or args[0] == "enrich", args  # something was compared
     stats_local, stats_remote = both(runner, served, served.db, "stats", "--json")
-    assert (
-        json.loads(stats_remote.stdout)["chunks_by_kind"]
-        == json.loads(stats_local.stdout)["chunks_by_kind"]
-    )
+    # as docs/http.md says: the one field that differs is the answering process's index
+    mine, theirs = json.loads(stats_local.stdout), json.loads(stats_remote.stdout)
+    assert mine.pop("index_bytes") == 0 and theirs.pop("index_bytes") > 0
+    assert mine == theirs
 
     # Deletes and errors, on two files with the same history.
     for args in (
@@ -133,6 +133,20 @@ def test_every_command_prints_the_same_through_a_server(
         local, remote = both(runner, served, local_db, *args)
         same(local, remote)
         assert remote.stderr == local.stderr, args
+
+
+def test_a_project_named_with_slashes_is_removed_through_a_server(
+    runner: CliRunner, served: Server, tmp_path: Path
+) -> None:
+    local_db = tmp_path / "local.db"
+    index = ("code", "index", str(served.root / "app"), "--project", "acme/app", "--json")
+    local, remote = both(runner, served, local_db, *index)
+    assert local.exit_code == remote.exit_code == 0, (local.output, remote.output)
+    local, remote = both(runner, served, local_db, "code", "rm", "acme/app")
+    assert same(local, remote) == "removed project acme/app (1 files)\n"
+    local, remote = both(runner, served, local_db, "code", "rm", "acme/app")  # gone: same error
+    same(local, remote)
+    assert local.exit_code != 0 and remote.stderr == local.stderr
 
 
 def test_enrich_output_matches_with_the_hook_in_a_fresh_process(

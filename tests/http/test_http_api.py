@@ -122,6 +122,25 @@ def test_code_round_trip(server: Server, http: httpx.Client) -> None:
     assert ok(http.get("/v1/code/projects")) == []
 
 
+def test_a_project_named_with_slashes_is_removed_through_its_url(
+    server: Server, http: httpx.Client
+) -> None:
+    repo = server.root / "slashed"
+    repo.mkdir(exist_ok=True)
+    (repo / "lib.py").write_text("def helper():\n    return 1\n", encoding="utf-8")
+    for project in ("acme/app", "acme/lib", "a b/ü/../x"):
+        ok(http.post("/v1/code/index", json={"path": str(repo), "project": project}))
+    # percent-encoded, as the CLI's client sends it, and with the slash as it is
+    assert ok(http.delete("/v1/code/projects/acme%2Fapp")) == {"project": "acme/app", "files": 1}
+    assert ok(http.delete("/v1/code/projects/acme/lib")) == {"project": "acme/lib", "files": 1}
+    odd = "/v1/code/projects/a%20b%2F%C3%BC%2F..%2Fx"
+    assert ok(http.delete(odd)) == {"project": "a b/ü/../x", "files": 1}
+    gone = http.delete("/v1/code/projects/acme%2Fapp")  # the project's 404, not the route's
+    assert gone.status_code == 404 and gone.json()["error"] == "NotFoundError", gone.text
+    assert "acme/app" in gone.json()["message"]
+    assert ok(http.get("/v1/code/projects")) == []
+
+
 def test_search_enrich_stats_check(http: httpx.Client) -> None:
     ok(http.post("/v1/kb/documents", json={"text": "Rotate the API key every 90 days.",
                                            "source": "keys"}))  # fmt: skip

@@ -27,14 +27,55 @@ def test_bad_bodies_get_422_with_the_field_named(http: httpx.Client) -> None:
     assert "query" in message and "limt" in message
     refused(http.post("/v1/search", json={"query": "x", "limit": 0}), 422)
     refused(http.post("/v1/search", json={"query": "x", "mode": "fuzzy"}), 422)
-    refused(http.post("/v1/search", content=b"{not json", headers={"content-type": "application/json"}), 422)  # fmt: skip
+    refused(http.post("/v1/search", content=b"{not json", headers={"content-type": "application/json"}), 400)  # fmt: skip
     refused(http.post("/v1/search", content=b'{"query": "\xff\xfe"}', headers={"content-type": "application/json"}), 400, "InvalidRequest")  # fmt: skip
     refused(http.get("/v1/nowhere"), 404, "NotFound")
     refused(http.put("/v1/search"), 405, "MethodNotAllowed")
-    refused(http.post("/v1/kb/documents", content=b"\x00\x01binary"), 422)
+    refused(http.post("/v1/kb/documents", content=b"\x00\x01binary"), 415)
     refused(http.delete("/v1/events/0"), 422)
     refused(http.delete("/v1/events/abc"), 422)
     refused(http.get("/v1/kb/document"), 422)  # source missing
+
+
+SEND_JSON = "send one JSON object with 'Content-Type: application/json'"
+
+
+def test_malformed_json_is_a_400_that_says_where_it_breaks(http: httpx.Client) -> None:
+    for raw, where in (
+        (b'{"query": ', "line 1 column 11"),  # cut short
+        (b'{"query": "x",\n "limit": }', "line 2 column 11"),
+        (b"{'query': 'x'}", "line 1 column 2"),  # Python, not JSON
+        (b'{"query": "x"} trailing', "line 1 column 16"),
+    ):
+        response = http.post(
+            "/v1/search", content=raw, headers={"content-type": "application/json"}
+        )
+        message = refused(response, 400, "InvalidRequest")
+        assert message.startswith("the body is not valid JSON: ") and where in message, message
+        assert message.endswith(SEND_JSON)
+    # well-formed JSON that does not match the schema is still the 422 naming the field
+    wrong = http.post("/v1/search", content=b'{"query": 3}', headers={"content-type": "application/json"})  # fmt: skip
+    assert refused(wrong, 422, "InvalidRequest") == "query: Input should be a valid string"
+    refused(http.post("/v1/search", json=[1]), 422, "InvalidRequest")
+
+
+def test_a_body_not_sent_as_json_is_a_415_that_names_the_header(http: httpx.Client) -> None:
+    document = b'{"text": "Sent as a form.", "source": "form-sent"}'
+    for content_type, sent in (
+        ("application/x-www-form-urlencoded", "as 'application/x-www-form-urlencoded'"),  # curl -d
+        ("text/plain", "as 'text/plain'"),
+        (None, "without a Content-Type"),
+    ):
+        headers = {"content-type": content_type} if content_type else {}
+        response = http.post("/v1/kb/documents", content=document, headers=headers)
+        message = refused(response, 415, "InvalidRequest")
+        assert message == f"the body was sent {sent}; {SEND_JSON}"
+    refused(http.get("/v1/kb/document", params={"source": "form-sent"}), 404)  # nothing stored
+    for content_type in ("application/json; charset=utf-8", "application/merge-patch+json"):
+        headers = {"content-type": content_type}
+        assert (
+            http.post("/v1/search", content=b'{"query": "x"}', headers=headers).status_code == 200
+        )
 
 
 def test_library_errors_keep_their_type(http: httpx.Client) -> None:
