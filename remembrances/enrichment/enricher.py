@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInputError, NotFoundError
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _SPACES = re.compile(r"\s+")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass
@@ -169,6 +171,9 @@ class ContextEnricher:
             tokenizer=config.tokenizer,
         )
         chosen = fit(ranked, config.sources, limits, header=config.header)
+        if plan.has_time_window and chosen.get("events"):
+            # chosen by relevance, told as they happened: the prompt asked about a time
+            chosen["events"].sort(key=lambda pair: pair[0].when or (_EPOCH, 0))
         result.items = {s: [item for item, _ in parts] for s, parts in chosen.items() if parts}
         result.text = render_block(chosen, config.sources, header=config.header)
         result.timings["format_ms"] = (time.perf_counter() - searched) * 1000

@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..formatting import code_label
@@ -55,6 +55,9 @@ class ContextItem:
     #: Where in ``text`` the part that matched best lies (a KB passage joins chunks):
     #: a cut to fit a budget keeps it.
     focus: tuple[int, int] | None = field(default=None, compare=False)
+    #: When an event happened, and its place in its conversation: the order to tell
+    #: a time window's events in.
+    when: tuple[datetime, int] | None = field(default=None, compare=False)
 
     @property
     def source_kind(self) -> str:
@@ -118,7 +121,15 @@ def event_item(hit: Event, *, shown: frozenset[int] = frozenset()) -> ContextIte
     before = said_before(hit, shown)
     if before:  # after the turn itself, so a budget cut drops the context first
         text = f"{text}\n{before}"
-    return ContextItem("events", hit.label, text, _score(hit.score), key, metadata=hit.metadata)
+    return ContextItem(
+        "events",
+        hit.label,
+        text,
+        _score(hit.score),
+        key,
+        metadata=hit.metadata,
+        when=(hit.occurred_at, hit.position or 0),
+    )
 
 
 #: The turn before a matched one is shown cut to this many characters.

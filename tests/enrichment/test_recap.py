@@ -126,3 +126,21 @@ def test_a_models_plan_may_ask_for_a_recap() -> None:
     assert plan_from_json(raw, planner="llm:test").events_recap
     with pytest.raises(PlanError, match="events_recap"):
         plan_from_json(raw.replace("true", '"yes"'), planner="llm:test")
+
+
+def test_a_time_windows_turns_are_told_in_the_order_they_were_said(location: str) -> None:
+    """Chosen by relevance, shown as they happened: a reply reads after what it answers."""
+    said = [
+        {"speaker": "Caroline", "text": "I went to a support group about counseling today."},
+        {"speaker": "Melanie", "text": "That sounds empowering!"},
+        {"speaker": "Caroline", "text": "I want to study counseling next year, Caroline says."},
+        {"speaker": "Melanie", "text": "You would be great at that."},
+    ]
+    yesterday = NOW - timedelta(days=1)
+    with remembrances.open(location, embedder="hash:64") as svc:
+        svc.events.log_conversation(said, session="c", at=yesterday)
+        svc.enricher.planner = HeuristicPlanner(now=lambda: NOW)
+        enrichment = svc.enricher.enrich("what did Caroline say about counseling yesterday?")
+    shown = [item.text.split("\n")[0] for item in enrichment.items["events"]]
+    assert len(shown) >= 2
+    assert shown == [m["text"] for m in said if m["text"] in shown]
