@@ -18,6 +18,7 @@ import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
+from pathlib import PurePath
 from typing import Any
 
 from ..errors import NotFoundError
@@ -558,16 +559,25 @@ def _in_module(
 ) -> list[CodeSymbol]:
     """Symbols named ``module.Qualified.name`` (``json.decoder.JSONDecoder.decode``):
     each dotted suffix of ``wanted`` is a qualified name to look up, kept where the
-    rest names the symbol's file (CodeSymbol.is_named)."""
+    rest names the symbol's file (CodeSymbol.is_named). A project indexed from its
+    package folder (``src/click``) has modules named without the package (``core``),
+    so a name that starts with the folder's name (``click.core.Command.main``) is
+    also read without it."""
     parts = wanted.split(".")
     qualified = [".".join(parts[i:]) for i in range(1, len(parts))]
     rows = tx.execute(
-        f"SELECT {_SYMBOL_COLUMNS} {_SYMBOL_FROM} WHERE s.name = ? "
+        f"SELECT {_SYMBOL_COLUMNS}, p.root AS root {_SYMBOL_FROM} WHERE s.name = ? "
         f"AND s.qualified_name IN ({marks(len(qualified))}){filters} "
         "ORDER BY p.name, f.path, s.start_line",
         (parts[-1], *qualified, *params),
     )
-    found = [s for s in map(_symbol, rows) if s.is_named(wanted)]
+    inside = ".".join(parts[1:])
+    found = []
+    for row in rows:
+        symbol = _symbol(row)
+        in_package = PurePath(str(row["root"])).name == parts[0] and symbol.is_named(inside)
+        if symbol.is_named(wanted) or in_package:
+            found.append(symbol)
     return found[:limit]
 
 

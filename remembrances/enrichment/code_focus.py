@@ -222,7 +222,9 @@ def _definitions(
     reference graph).
     """
     candidates = code.find_symbol(name, project=project, limit=MAX_CANDIDATES)
-    found = [s for s in candidates if s.is_named(name)]
+    # case-sensitive: find_symbol also tries ignoring case (a package's own name may
+    # lead: ``click.core.Command.main`` in a project indexed from ``src/click``)
+    found = [s for s in candidates if s.is_named(name) or name.endswith(f".{s.qualified_name}")]
     if len(found) <= 1:
         return found, []
     own = _words(name)

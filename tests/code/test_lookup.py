@@ -102,6 +102,17 @@ def test_find_symbol_by_module_and_qualified_name(indexed: CodeIndexer) -> None:
     assert indexed.find_symbol("src.Session.send") == []  # not the symbol's module
 
 
+def test_a_name_may_start_with_the_package_folder_a_project_was_indexed_from(
+    code: CodeIndexer, repo: Path
+) -> None:
+    """Indexed from ``src`` itself, modules are named without it (``upload``), but users
+    write the package: ``src.upload.Session.send``, as ``click.core.Command.main``."""
+    code.index(repo / "src", project="pkg")
+    found = code.find_symbol("src.upload.Session.send", project="pkg")
+    assert [(s.path, s.qualified_name) for s in found] == [("upload.py", "Session.send")]
+    assert code.find_symbol("other.upload.Session.send", project="pkg") == []
+
+
 def test_outline_is_the_nested_symbol_tree(indexed: CodeIndexer, repo: Path) -> None:
     outline = indexed.outline("src/upload.py")
     assert [n.symbol.qualified_name for n in outline] == ["MAX_RETRIES", "retry_upload", "Session"]

@@ -273,8 +273,12 @@ def test_the_definition_that_runs_comes_before_its_overload_stubs(
     write(tmp_path / "conv", {"conv.py": OVERLOADED})
     with remembrances.open(location, embedder=HashEmbedder(64)) as svc:
         svc.code.index(tmp_path / "conv", project="conv")
-        enrichment = ContextEnricher(svc).enrich("what does `Converter.convert` do with strings?")
+        enricher = ContextEnricher(svc)
+        enrichment = enricher.enrich("what does `Converter.convert` do with strings?")
+        # written with the package folder the project was indexed from, too
+        with_package = enricher.enrich("what does `conv.conv.Converter.convert` return?")
     assert definitions(enrichment)[0] == "[conv] conv.py:11-13 Converter.convert (method)"
+    assert definitions(with_package)[0] == "[conv] conv.py:11-13 Converter.convert (method)"
 
 
 def test_a_line_naming_the_name_twice_is_one_use(tmp_path: Path, location: str) -> None:
