@@ -11,7 +11,8 @@ Limit = Annotated[int, Field(ge=1, le=1000, description="Maximum number of resul
 
 
 class Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: ``"limit": true`` or ``"1"`` is a mistake to report, not a number to guess
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class Error(BaseModel):

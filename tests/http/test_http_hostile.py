@@ -27,6 +27,9 @@ def test_bad_bodies_get_422_with_the_field_named(http: httpx.Client) -> None:
     assert "query" in message and "limt" in message
     refused(http.post("/v1/search", json={"query": "x", "limit": 0}), 422)
     refused(http.post("/v1/search", json={"query": "x", "mode": "fuzzy"}), 422)
+    for guess in (True, "1", 2.5):  # strict: not read as a number
+        assert "limit" in refused(http.post("/v1/search", json={"query": "x", "limit": guess}), 422)
+    assert "repair" in refused(http.post("/v1/check", json={"repair": "yes"}), 422)
     refused(http.post("/v1/search", content=b"{not json", headers={"content-type": "application/json"}), 400)  # fmt: skip
     refused(http.post("/v1/search", content=b'{"query": "\xff\xfe"}', headers={"content-type": "application/json"}), 400, "InvalidRequest")  # fmt: skip
     refused(http.get("/v1/nowhere"), 404, "NotFound")
