@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.markup import escape
 from rich.text import Text
 from rich.tree import Tree
 
@@ -125,7 +126,8 @@ def _tree(node: Tree, items: Any) -> Tree:
     for item in items or []:
         data = record(item)
         label = (
-            f"[magenta]{data.get('kind', '')}[/] {first(data, 'qualified_name', 'name')} "
+            f"[magenta]{escape(str(data.get('kind', '')))}[/] "
+            f"{escape(str(first(data, 'qualified_name', 'name')))} "
             f"[dim]{first(data, 'start_line', default='')}-{first(data, 'end_line', default='')}[/]"
         )
         _tree(node.add(label), data.get("children"))
@@ -141,7 +143,7 @@ def outline(state: State, file: str, project: str | None) -> None:
     """Show the nested symbols of one indexed file."""
     symbols = state.service().code.outline(file, project=project)
     data = records(symbols)
-    state.out.emit(data, _tree(Tree(file), symbols))
+    state.out.emit(data, _tree(Tree(Text(file)), symbols))
 
 
 @code.command(epilog="Example:  remembrances code refs upload_file --project app")
@@ -152,9 +154,10 @@ def outline(state: State, file: str, project: str | None) -> None:
 def refs(state: State, name: str, project: str | None) -> None:
     """Where an identifier occurs (found by the parser, not by substring)."""
     data = records(state.service().code.references(name, project=project))
+    several = len({d["project"] for d in data}) > 1  # then "where" names the project
     rows = [
         (
-            f"{d['path']}:{d['line']}",
+            (f"[{d['project']}] " if several else "") + f"{d['path']}:{d['line']}",
             d.get("symbol") or "",
             "def" if d.get("is_definition") else "",
             d.get("line_text", "").strip(),

@@ -24,6 +24,7 @@ from rich.progress import (
 )
 from rich.syntax import Syntax
 from rich.table import Table
+from rich.text import Text
 
 from ..formatting import human_time
 
@@ -111,6 +112,8 @@ class Output:
         """Print ``data`` as JSON under --json, else ``human`` (a renderable or a string)."""
         if self.as_json:
             self.json(data)
+        elif isinstance(human, str):  # data, not markup: "[app] u.py", "d[key]"
+            self.console.print(human, markup=False)
         elif human is not None:
             self.console.print(human)
 
@@ -121,11 +124,12 @@ class Output:
     def table(
         self, columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str = ""
     ) -> Table:
-        table = Table(title=title or None, show_lines=False, expand=False)
+        table = Table(title=Text(title) if title else None, show_lines=False, expand=False)
         for column in columns:
             table.add_column(column, overflow="fold")
         for row in rows:
-            table.add_row(*("" if cell is None else str(cell) for cell in row))
+            # Text, not markup: a cell is data ("[app] u.py:4", "d[key]"), never styling
+            table.add_row(*(Text("" if cell is None else str(cell)) for cell in row))
         return table
 
     def mapping(self, data: Mapping[str, Any], title: str = "") -> Table:

@@ -243,6 +243,33 @@ def test_code_index_search_symbol_outline_refs_projects_rm(run: Run, repo: Path)
     assert as_json(run("code", "projects", "--json")) == []
 
 
+def test_code_refs_name_the_project_when_there_are_several(
+    run: Run, repo: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "upload.py").write_text((repo / "upload.py").read_text())
+    assert run("code", "index", str(repo), "--project", "app").exit_code == 0
+    assert "[app]" not in run("code", "refs", "upload_file").stdout  # one project: no need
+    assert run("code", "index", str(copy), "--project", "copy").exit_code == 0
+    table = run("code", "refs", "upload_file").stdout
+    assert "[app]" in table and "[copy]" in table
+
+
+def test_brackets_in_data_are_shown_as_written(run: Run, tmp_path: Path) -> None:
+    """Tables, trees and messages print data, not rich markup: ``d[key]`` stayed ``d``."""
+    root = tmp_path / "brackets"
+    root.mkdir()
+    (root / "k.py").write_text("def f(d):\n    return d[key]\n")
+    (root / "g.md").write_text("# Guide [draft]\n\nSome text.\n")
+    assert run("code", "index", str(root), "--project", "b").exit_code == 0
+    assert "return d[key]" in run("code", "refs", "key").stdout
+    assert "Guide [draft]" in run("code", "outline", "g.md").stdout
+    run("events", "log", "[shared a photo] of the [red]kiln[/red]")
+    listed = run("events", "list").stdout
+    assert "[shared a photo]" in listed and "[red]kiln[/red]" in listed
+
+
 def test_code_watch_once(run: Run, repo: Path) -> None:
     result = run("code", "watch", str(repo), "--once")
     assert result.exit_code == 0, result.output
