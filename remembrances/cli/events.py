@@ -132,10 +132,15 @@ def search(
     )
     data = records(hits)
     shown: list[dict[str, Any]] = []
-    for hit in data:  # neighbouring turns (--window) around their hit, unnumbered
-        shown += [{**t, "id": "", "score": None} for t in hit.get("before") or []]
-        shown.append(hit)
-        shown += [{**t, "id": "", "score": None} for t in hit.get("after") or []]
+    seen = {hit["id"] for hit in data}  # a neighbour that is a hit, or shown already: once
+
+    def around(turns: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+        fresh = [t for t in turns or [] if t["id"] not in seen]
+        seen.update(t["id"] for t in fresh)
+        return [{**t, "id": "", "score": None} for t in fresh]  # unnumbered: context
+
+    for hit in data:  # neighbouring turns (--window) around their hit
+        shown += [*around(hit.get("before")), hit, *around(hit.get("after"))]
     state.out.emit(data, _table(state, shown))
 
 
