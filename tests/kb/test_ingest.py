@@ -131,6 +131,22 @@ def test_a_changed_file_is_replaced_and_only_changed_chunks_embedded(
     assert "--fast" in kb.get(str(guide)).text
 
 
+def test_text_added_by_hand_over_a_files_document_stays_that_files(
+    kb: KnowledgeBase, notes: Path
+) -> None:
+    """The next ingest reads the file again into the same document, not a second copy
+    under the file's absolute path; a name that was never a file's keeps its text."""
+    kb.ingest(notes)
+    kb.add("# Guide\n\nEdited by hand.", source="guide.md")
+    kb.add("A note of my own.", source="mine.md")
+    report = kb.ingest(notes)
+    assert report.updated == ["guide.md"] and report.added == []
+    sources = [d.source for d in kb.list()]
+    assert sorted(sources) == sorted(set(sources)) and "mine.md" in sources
+    assert "Run it." in kb.get("guide.md").text
+    assert kb.ingest(notes).updated == []  # and then it is unchanged
+
+
 def test_deleted_files_are_removed_but_only_under_the_ingested_root(
     kb: KnowledgeBase, notes: Path, tmp_path: Path
 ) -> None:
