@@ -200,12 +200,20 @@ def read_messages(messages: Any) -> list[Turn]:
     return [t for t in turns if t is not None]
 
 
-def new_turns(stored: Sequence[StoredTurn], given: Sequence[Turn]) -> list[Turn]:
+def new_turns(
+    stored: Sequence[StoredTurn],
+    given: Sequence[Turn],
+    positions: Sequence[int] | None = None,
+) -> list[Turn]:
     """The turns of ``given`` that ``stored`` (the session's turns, in order) lacks.
 
     A caller may log the whole transcript every time (it starts with what is
     stored), only the latest messages (they overlap the end of what is stored),
     or only new ones (no overlap); each adds just the turns not yet stored.
+    ``positions`` are the stored turns' places in the session: after turns were
+    pruned or deleted, a whole transcript still holds each remaining turn at its
+    place, and only what follows the last one is new (the removed ones stay
+    removed).
     """
 
     def same(stored_part: Sequence[StoredTurn], given_part: Sequence[Turn]) -> bool:
@@ -216,6 +224,9 @@ def new_turns(stored: Sequence[StoredTurn], given: Sequence[Turn]) -> list[Turn]
     shared = min(len(stored), len(given))
     if same(stored[:shared], given[:shared]):
         return list(given[shared:])
+    if positions is not None and stored and max(positions) < len(given):
+        if all(given[p].is_stored_as(s) for p, s in zip(positions, stored, strict=True)):
+            return list(given[max(positions) + 1 :])
     if given and any(given[0].is_stored_as(s) for s in stored):
         for overlap in range(shared, 0, -1):
             if same(stored[-overlap:], given[:overlap]):

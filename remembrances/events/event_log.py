@@ -339,7 +339,11 @@ class EventLog:
                     f"session {session!r} belongs to {whose(next(iter(owners)))}, "
                     f"not {whose(user)}; pass the same user, or use another session id"
                 )
-            new = new_turns([(e.subject, e.content, e.occurred_at) for e in stored], turns)
+            new = new_turns(
+                [(e.subject, e.content, e.occurred_at) for e in stored],
+                turns,
+                [e.position or 0 for e in stored],
+            )
             if not new:
                 return LoggedConversation(session, user, [], len(turns), skipped)
             start = 0 if not stored else max(e.position or 0 for e in stored) + 1

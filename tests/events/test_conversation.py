@@ -109,6 +109,25 @@ def test_logging_a_session_again_adds_only_new_turns(
     assert [t.position for t in events.turns("s1")] == [0, 1, 2, 3, 4, 5]
 
 
+def test_a_whole_transcript_after_pruning_or_deleting_adds_only_new_turns(
+    events: EventLog,
+) -> None:
+    """Removed turns stay removed, and the stored ones are not added a second time."""
+    old = datetime(2026, 1, 1, tzinfo=UTC)
+    events.log_conversation(OPENAI[:2], session="s1", at=old)
+    events.log_conversation(OPENAI, session="s1", at=datetime(2026, 11, 1, tzinfo=UTC))
+    assert events.prune(older_than=datetime(2026, 6, 1, tzinfo=UTC)) == 2
+    more = [*OPENAI, {"role": "user", "content": "And a bowl next week."}]
+    logged = events.log_conversation(more, session="s1")
+    assert [(t.position, t.content) for t in logged.added] == [(4, "And a bowl next week.")]
+    assert [t.position for t in events.turns("s1")] == [2, 3, 4]
+    # a turn deleted from the middle: the same
+    events.delete(events.turns("s1")[1].id)
+    again = events.log_conversation([*more, {"role": "assistant", "content": "Nice."}], session="s1")
+    assert [t.position for t in again.added] == [5]
+    assert [t.position for t in events.turns("s1")] == [2, 4, 5]
+
+
 def test_a_rewritten_history_is_refused(events: EventLog) -> None:
     events.log_conversation(OPENAI, session="s1")
     edited = [dict(m) for m in OPENAI]
