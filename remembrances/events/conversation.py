@@ -224,9 +224,13 @@ def new_turns(
     shared = min(len(stored), len(given))
     if same(stored[:shared], given[:shared]):
         return list(given[shared:])
-    if positions is not None and stored and max(positions) < len(given):
-        if all(given[p].is_stored_as(s) for p, s in zip(positions, stored, strict=True)):
-            return list(given[max(positions) + 1 :])
+    if (
+        positions is not None
+        and stored
+        and max(positions) < len(given)
+        and all(given[p].is_stored_as(s) for p, s in zip(positions, stored, strict=True))
+    ):
+        return list(given[max(positions) + 1 :])
     if given and any(given[0].is_stored_as(s) for s in stored):
         for overlap in range(shared, 0, -1):
             if same(stored[-overlap:], given[:overlap]):
