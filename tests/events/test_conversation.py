@@ -123,7 +123,9 @@ def test_a_whole_transcript_after_pruning_or_deleting_adds_only_new_turns(
     assert [t.position for t in events.turns("s1")] == [2, 3, 4]
     # a turn deleted from the middle: the same
     events.delete(events.turns("s1")[1].id)
-    again = events.log_conversation([*more, {"role": "assistant", "content": "Nice."}], session="s1")
+    again = events.log_conversation(
+        [*more, {"role": "assistant", "content": "Nice."}], session="s1"
+    )
     assert [t.position for t in again.added] == [5]
     assert [t.position for t in events.turns("s1")] == [2, 4, 5]
 
