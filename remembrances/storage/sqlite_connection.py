@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -118,6 +119,22 @@ def kind_of(conn: apsw.Connection) -> FileKind:
     return "memory" if row is not None else "other"
 
 
+def _set_wal(conn: apsw.Connection) -> None:
+    """``PRAGMA journal_mode=WAL``, waiting like any write. On a new file (still in
+    rollback mode) SQLite answers "locked" at once, without the busy handler, while
+    another connection holds its write lock (waiting could deadlock them): two
+    processes creating one memory at once then failed. So wait here, and retry."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except apsw.BusyError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.02)
+
+
 def _configure(
     conn: apsw.Connection, inspect: Callable[[apsw.Connection], None] | None = None
 ) -> None:
@@ -131,7 +148,7 @@ def _configure(
         inspect(conn)
     if not conn.readonly("main"):
         # WAL: readers never block the writer and the writer never blocks readers.
-        conn.execute("PRAGMA journal_mode=WAL")
+        _set_wal(conn)
     # In WAL mode NORMAL is durable across application crashes (not power loss)
     # and avoids an fsync per commit.
     conn.execute("PRAGMA synchronous=NORMAL")
