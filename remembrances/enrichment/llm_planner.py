@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -24,6 +25,9 @@ log = logging.getLogger(__name__)
 
 #: The prompt sent to the model is cut to this many characters.
 MAX_PROMPT_CHARS = 8000
+#: Calls to one model still running (past their deadline, their answers unused) before
+#: that model is skipped: a server that trickles its answer holds a thread each.
+MAX_LATE_CALLS = 2
 
 SYSTEM_PROMPT = """\
 You plan memory searches for an AI assistant. Given the user's message, write the \
@@ -66,14 +70,25 @@ class LLMPlanner:
         self.timeout = timeout
         self.heuristic = heuristic or HeuristicPlanner(now=now)
         self.now = now or (lambda: datetime.now(UTC))
-        # Model calls run here so a client that ignores its timeout cannot hold the turn.
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="remembrances-plan")
-        # Importing an SDK takes about a second: do it now, off the caller's thread,
-        # rather than inside the first plan's deadline.
+        # Model calls run in each model's own threads, so a client that ignores its
+        # timeout holds neither the turn nor the fallback's threads; a model still
+        # busy with MAX_LATE_CALLS answers past their deadline is skipped until one
+        # returns.
+        self._lock = threading.Lock()
+        self._pools: dict[int, ThreadPoolExecutor] = {}
+        self._late: dict[int, int] = {}
         for model in (primary, fallback):
+            if model is None or id(model) in self._pools:
+                continue
+            self._pools[id(model)] = ThreadPoolExecutor(
+                max_workers=MAX_LATE_CALLS + 4, thread_name_prefix="remembrances-plan"
+            )
+            self._late[id(model)] = 0
+            # Importing an SDK takes about a second: do it now, off the caller's
+            # thread, rather than inside the first plan's deadline.
             warm_up = getattr(model, "warm_up", None)
             if callable(warm_up):
-                self._pool.submit(_quietly, warm_up)
+                self._pools[id(model)].submit(_quietly, warm_up)
 
     @property
     def name(self) -> str:
@@ -107,16 +122,30 @@ class LLMPlanner:
             now=self.now().astimezone(UTC).isoformat(timespec="seconds"),
             schema=json.dumps(PLAN_SCHEMA),
         )
-        future = self._pool.submit(model.complete, system, prompt, timeout=self.timeout)
+        key = id(model)
+        with self._lock:
+            if self._late[key] >= MAX_LATE_CALLS:
+                raise TimeoutError(
+                    f"still waiting for {self._late[key]} earlier answers past their deadline"
+                )
+        future = self._pools[key].submit(model.complete, system, prompt, timeout=self.timeout)
         try:
             # A little slack over the client's own timeout, so its error wins when it has one.
             return future.result(timeout=self.timeout + 0.5)
         except FutureTimeout as exc:
-            future.cancel()
+            if not future.cancel():  # running: late until it returns
+                with self._lock:
+                    self._late[key] += 1
+                future.add_done_callback(lambda _: self._returned(key))
             raise TimeoutError(f"no answer within {self.timeout:g} s") from exc
 
+    def _returned(self, key: int) -> None:
+        with self._lock:
+            self._late[key] -= 1
+
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        for pool in self._pools.values():
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _quietly(fn: Callable[[], object]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -73,6 +74,33 @@ def test_when_every_model_fails_the_heuristic_plan_is_used(server: ChatServer, b
     assert plan.code_query == expected.code_query and "fetch_with_retry" in plan.code_query
     assert plan.events_since == expected.events_since
     assert len(plan.notes["errors"]) == 2
+
+
+class StuckModel:
+    """A user's own ChatModel whose client ignores its timeout (a server that trickles
+    its answer byte by byte holds an SDK call this way)."""
+
+    name = "stuck"
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def complete(self, system: str, user: str, *, timeout: float) -> str:
+        self.release.wait(30)
+        return "{}"
+
+
+def test_a_model_that_never_returns_does_not_starve_the_fallback(server: ChatServer) -> None:
+    stuck = StuckModel()
+    llm = planner(stuck, openai_model(server, "good"), timeout=0.3)
+    try:
+        plans = [llm.plan(PROMPT) for _ in range(6)]
+    finally:
+        stuck.release.set()
+        llm.close()
+    assert [p.planner for p in plans] == ["llm:openai:good"] * 6
+    # after two late answers the stuck model is skipped, not waited for again
+    assert "past their deadline" in plans[-1].notes["errors"][0]
 
 
 def test_an_unreachable_server_falls_back() -> None:
