@@ -195,8 +195,9 @@ class IndexReader:
         """
         wanted = check_name(name_or_qualified_name, "name").replace("::", ".")
         kinds = None
-        if kind is not None:
+        if kind is not None:  # as search checks them: a typo is an error, "methods" a kind
             kinds = [check_name(k, "kind") for k in ([kind] if isinstance(kind, str) else kind)]
+            kinds = check_choices(kinds, self._symbol_kinds(), "symbol kind")
         name = check_project_name(project) if project is not None else None
         with self.store.snapshot() as tx:
             return tables.find_symbols(tx, wanted, project=name, kinds=kinds, limit=limit)

@@ -78,6 +78,9 @@ def test_find_symbol_by_name_and_qualified_name(indexed: CodeIndexer) -> None:
     assert adapter_send.qualified_name == "Session.Adapter.send"
     assert [s.qualified_name for s in indexed.find_symbol("geo::Vec")] == ["geo.Vec"]
     assert [s.kind for s in indexed.find_symbol("Point", kind="struct")] == ["struct"]
+    assert [s.kind for s in indexed.find_symbol("Point", kind="Structs")] == ["struct"]
+    with pytest.raises(InvalidInputError, match="unknown symbol kind 'banana'; use one of"):
+        indexed.find_symbol("Point", kind="banana")
     assert {s.kind for s in indexed.find_symbol("Point")} == {"struct", "impl", "type"}
     assert (
         indexed.find_symbol("SESSION")[0].qualified_name == "Session"
