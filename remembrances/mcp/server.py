@@ -50,7 +50,9 @@ READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 DELETE = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 
-Limit = Annotated[int, Field(ge=1, le=100, description="Maximum number of results.")]
+# strict: ``true``, ``"3"`` or ``3.0`` for a number is a mistake to report, not to guess
+Limit = Annotated[int, Field(ge=1, le=100, strict=True, description="Maximum number of results.")]
+MinScore = Annotated[float, Field(ge=0, le=1, strict=True, allow_inf_nan=False)]
 Mode = Literal["hybrid", "vector", "text"]
 #: The plural spellings are accepted too: "events" is what people type.
 SourceKind = Literal["kb", "event", "code", "events"]
@@ -192,7 +194,7 @@ def build_server(
         query: str,
         limit: Limit = 5,
         collection: str | None = None,
-        min_score: Annotated[float | None, Field(ge=0, le=1)] = None,
+        min_score: MinScore | None = None,
         mode: Mode = "hybrid",
     ) -> CallToolResult:
         """Search the knowledge base by meaning and keywords."""
@@ -210,7 +212,9 @@ def build_server(
     @tool(READ)
     def kb_list_documents(
         collection: str | None = None,
-        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many.")] = 100,
+        limit: Annotated[
+            int, Field(ge=1, le=1000, strict=True, description="At most this many.")
+        ] = 100,
     ) -> CallToolResult:
         """List the stored documents: source, collection, title, size (no text)."""
         docs = render.plain(svc.kb.list(collection=collection, limit=limit))
@@ -295,7 +299,13 @@ def build_server(
         session: SessionScope = None,
         user: UserScope = None,
         window: Annotated[
-            int, Field(ge=0, le=20, description="Turns around each conversation hit to include.")
+            int,
+            Field(
+                ge=0,
+                le=20,
+                strict=True,
+                description="Turns around each conversation hit to include.",
+            ),
         ] = 0,
     ) -> CallToolResult:
         """Search or list events by text, subject, conversation, user and time window."""
@@ -337,7 +347,7 @@ def build_server(
         path: Annotated[
             str | None, Field(description="Only files under this relative path.")
         ] = None,
-        min_score: Annotated[float, Field(ge=0, le=1)] = 0.0,
+        min_score: MinScore = 0.0,
         mode: Mode = "hybrid",
     ) -> CallToolResult:
         """Search indexed code; each hit has the symbol, its file:lines and its code."""
@@ -379,7 +389,7 @@ def build_server(
     @tool(READ)
     def code_repo_map(
         project: str,
-        budget_tokens: Annotated[int, Field(ge=1, le=100_000)] = DEFAULT_BUDGET_TOKENS,
+        budget_tokens: Annotated[int, Field(ge=1, le=100_000, strict=True)] = DEFAULT_BUDGET_TOKENS,
         focus: Annotated[
             list[str] | None,
             Field(description="Files or symbol names to rank the map towards."),
@@ -409,7 +419,7 @@ def build_server(
             Field(description="Only these sources: kb (documents), event, code."),
         ] = None,
         mode: Mode = "hybrid",
-        min_score: Annotated[float, Field(ge=0, le=1)] = 0.0,
+        min_score: MinScore = 0.0,
         user: UserScope = None,  # documents and code are shared: they stay
         session: SessionScope = None,
     ) -> CallToolResult:

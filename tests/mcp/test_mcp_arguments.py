@@ -40,6 +40,20 @@ def test_argument_errors_are_one_line(drive: Drive) -> None:
     drive(scenario)
 
 
+def test_numbers_are_not_guessed_from_other_types(drive: Drive) -> None:
+    """The schema says integer: ``true``, ``"3"`` and ``3.0`` are refused, not read as 1 or 3."""
+
+    async def scenario(session: ClientSession) -> None:
+        for guess in (True, "3", 3.0):
+            wrong = await call(session, "kb_search", query="x", limit=guess)
+            assert wrong.is_error and "limit" in text_of(wrong), guess
+            _one_line(text_of(wrong))
+        assert (await call(session, "kb_search", query="x", min_score="0.5")).is_error
+        assert not (await call(session, "kb_search", query="x", limit=3, min_score=0)).is_error
+
+    drive(scenario)
+
+
 def test_unknown_arguments_are_refused_and_named(drive: Drive) -> None:
     async def scenario(session: ClientSession) -> None:
         await call(session, "kb_add_document", text="alpha beta", source="a.md")
