@@ -266,6 +266,7 @@ class KnowledgeBase:
             if tables.exists(tx, collection, spelling):
                 return spelling
             rows = tables.sources_and_paths(tx, collection)
+            elsewhere = tables.other_collections(tx, collection, spelling)
         sources = [source for source, _ in rows]
         wanted = spelling.replace("\\", "/").removeprefix("./")
         try:
@@ -291,11 +292,12 @@ class KnowledgeBase:
                 f"in collection {collection!r}; give the full source"
             )
         close = difflib.get_close_matches(wanted, sources, n=5, cutoff=0.5)
-        hint = (
-            f"did you mean {', '.join(map(repr, close))}?"
-            if close
-            else "see what is stored with `remembrances kb list` (Python: kb.list())"
-        )
+        if elsewhere:
+            hint = f"it is in collection {', '.join(map(repr, elsewhere))}; pass that collection"
+        elif close:
+            hint = f"did you mean {', '.join(map(repr, close))}?"
+        else:
+            hint = "see what is stored with `remembrances kb list` (Python: kb.list())"
         raise NotFoundError(f"no document {spelling!r} in collection {collection!r}; {hint}")
 
     def delete(self, source: str, *, collection: str = "default") -> bool:

@@ -210,6 +210,16 @@ def exists(tx: Transaction, collection: str, source: str) -> bool:
     return found is not None
 
 
+def other_collections(tx: Transaction, collection: str, source: str) -> list[str]:
+    """The collections besides ``collection`` that hold a document named ``source``."""
+    rows = tx.execute(
+        "SELECT collection FROM kb_documents WHERE source = ? AND collection <> ? "
+        "ORDER BY collection",
+        (source, collection),
+    ).fetchall()
+    return [str(r["collection"]) for r in rows]
+
+
 def sources_and_paths(tx: Transaction, collection: str) -> list[tuple[str, str | None]]:
     rows = tx.execute(
         "SELECT source, path FROM kb_documents WHERE collection = ?", (collection,)

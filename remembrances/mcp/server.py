@@ -79,7 +79,7 @@ def _tool_errors(fn: Callable[..., CallToolResult]) -> Callable[..., CallToolRes
         except ToolError:
             raise
         except (RemembrancesError, ValueError, OSError) as exc:
-            raise ToolError(str(exc) or type(exc).__name__) from exc
+            raise ToolError(_for_a_model(str(exc) or type(exc).__name__)) from exc
         except Exception as exc:
             log.exception("tool %s failed", fn.__name__)
             raise ToolError(
@@ -87,6 +87,16 @@ def _tool_errors(fn: Callable[..., CallToolResult]) -> Callable[..., CallToolRes
             ) from exc
 
     return wrapper
+
+
+#: Library hints that name a command a model cannot run, and the tool that does it.
+_TOOL_HINTS = {"`remembrances kb list` (Python: kb.list())": "the kb_list_documents tool"}
+
+
+def _for_a_model(message: str) -> str:
+    for command, tool_name in _TOOL_HINTS.items():
+        message = message.replace(command, tool_name)
+    return message
 
 
 def _hits(items: Any, empty: str) -> CallToolResult:
@@ -231,7 +241,7 @@ def build_server(
         try:
             source = svc.kb.resolve(source, **kwargs)
         except NotFoundError as exc:  # its message names the documents that do exist
-            raise ToolError(f"{exc}; nothing was deleted") from exc
+            raise ToolError(f"{_for_a_model(str(exc))}; nothing was deleted") from exc
         if not svc.kb.delete(source, **kwargs):
             raise ToolError(
                 f"no document {source!r} in collection {collection or 'default'!r}; "

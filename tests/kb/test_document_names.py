@@ -74,6 +74,15 @@ def test_any_unambiguous_spelling_finds_the_document(
         kb.get("cli.mdx")
 
 
+def test_a_document_in_another_collection_is_named_with_it(kb: KnowledgeBase) -> None:
+    kb.add("Rotate keys every 90 days.", source="keys.md", collection="notes")
+    with pytest.raises(NotFoundError, match=r"it is in collection 'notes'; pass that collection"):
+        kb.get("keys.md")
+    assert not kb.delete("keys.md") and kb.get("keys.md", collection="notes").text
+    with pytest.raises(NotFoundError, match=r"see what is stored with"):
+        kb.get("nothing-like-it.md")
+
+
 def test_a_spelling_two_documents_share_names_both(kb: KnowledgeBase, docs: Path) -> None:
     kb.ingest(docs)
     kb.add("# Other\n\nOther install notes.\n", source="other/install.md")

@@ -23,6 +23,22 @@ def test_deleting_a_missing_document_is_an_error_not_a_claim(drive: Drive) -> No
     drive(scenario)
 
 
+def test_a_missing_document_names_its_collection_and_the_tool_to_list_with(
+    drive: Drive,
+) -> None:
+    async def scenario(session: ClientSession) -> None:
+        await call(
+            session, "kb_add_document", text="rotate keys", source="n.md", collection="notes"
+        )
+        elsewhere = await call(session, "kb_get_document", source="n.md")
+        assert elsewhere.is_error and "it is in collection 'notes'" in text_of(elsewhere)
+        unknown = await call(session, "kb_get_document", source="zzz-unknown.md")
+        assert "the kb_list_documents tool" in text_of(unknown)
+        assert "remembrances kb list" not in text_of(unknown)
+
+    drive(scenario)
+
+
 def test_event_hits_in_search_memory_show_subject_and_time_not_the_id(drive: Drive) -> None:
     async def scenario(session: ClientSession) -> None:
         for i in range(3):
