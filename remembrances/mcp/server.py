@@ -26,6 +26,7 @@ from ..events import scope_where
 from ..service import RemembrancesService, source_kinds
 from ..validation import check_choices
 from . import text as render
+from .lone_surrogates import filter_stdin
 from .roots import AllowedRoots
 
 log = logging.getLogger(__name__)
@@ -482,6 +483,7 @@ def serve(
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     server = build_server(svc, roots)
     if transport == "stdio":
+        filter_stdin()  # a lone surrogate escape must not cost a request its answer
         server.run("stdio")
     else:
         server.run("streamable-http", host="127.0.0.1", port=port)
