@@ -144,6 +144,12 @@ class KnowledgeBase:
                 row["settings"],
             ),
         )
+        if isinstance(staged, StagedDocument) and file is None and row and _linked(row):
+            # Text added by hand over a file's document stays that file's: the next
+            # ingest reads the file again into it (a stamp no file has), rather than
+            # adding the file a second time under its absolute path. A file that is
+            # gone leaves the text to the hand that wrote it.
+            staged.file = FileStamp(str(row["path"]), -1, -1, "")
         if (
             isinstance(staged, AddReport)
             and row is not None
@@ -537,3 +543,13 @@ def _document(row: Row, *, text: str | None = None) -> Document:
         path=row["path"],
         text=text,
     )
+
+
+def _linked(row: Mapping[str, Any]) -> bool:
+    """Whether a stored document was read from a file that is still there."""
+    if not row["path"]:
+        return False
+    try:
+        return Path(row["path"]).is_file()
+    except OSError:
+        return False

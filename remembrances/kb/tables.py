@@ -122,11 +122,7 @@ class DocumentWrite:
 
 
 def upsert(tx: Transaction, doc: DocumentWrite, now: float) -> None:
-    """Insert a document or replace the one with the same (collection, source).
-
-    Text added by hand over a document read from a file keeps the file's path with no
-    stamp: it stays that file's document, and the next ingest reads the file again
-    (rather than adding the file a second time under its absolute path)."""
+    """Insert a document or replace the one with the same (collection, source)."""
     tx.execute(
         "INSERT INTO kb_documents (collection, source, title, metadata, format, text, "
         "content_hash, fingerprint, chars, bytes, chunks, path, file_size, "
@@ -136,8 +132,7 @@ def upsert(tx: Transaction, doc: DocumentWrite, now: float) -> None:
         "metadata = excluded.metadata, format = excluded.format, "
         "text = excluded.text, content_hash = excluded.content_hash, "
         "fingerprint = excluded.fingerprint, chars = excluded.chars, "
-        "bytes = excluded.bytes, chunks = excluded.chunks, "
-        "path = coalesce(excluded.path, kb_documents.path), "
+        "bytes = excluded.bytes, chunks = excluded.chunks, path = excluded.path, "
         "file_size = excluded.file_size, file_mtime_ns = excluded.file_mtime_ns, "
         "settings = excluded.settings, updated_at = excluded.updated_at",
         (

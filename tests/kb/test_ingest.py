@@ -145,6 +145,11 @@ def test_text_added_by_hand_over_a_files_document_stays_that_files(
     assert sorted(sources) == sorted(set(sources)) and "mine.md" in sources
     assert "Run it." in kb.get("guide.md").text
     assert kb.ingest(notes).updated == []  # and then it is unchanged
+    # a file that is gone leaves a hand-written text under its name alone
+    (notes / "guide.md").unlink()
+    kb.add("My own notes, to keep.", source="guide.md")
+    assert kb.ingest(notes).removed == []
+    assert kb.get("guide.md").text == "My own notes, to keep."
 
 
 def test_deleted_files_are_removed_but_only_under_the_ingested_root(
