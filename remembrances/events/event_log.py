@@ -455,8 +455,10 @@ class EventLog:
                 )
             )
         prepared = self.store.prepare(chunks)
-        with self._write_lock, self.store.transaction():
+        with self._write_lock, self.store.transaction() as tx:
             for event_id, chunk in zip(events, prepared.chunks, strict=True):
+                if self._table.get(tx, event_id) is None:
+                    continue  # deleted meanwhile (another process): no chunk without its event
                 self.store.write_source(KIND, COLLECTION, str(event_id), Prepared([chunk]))
         return len(events)
 

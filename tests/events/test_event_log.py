@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import numpy as np
 import pytest
 
 from remembrances import InvalidInputError, NotFoundError, ReadOnlyError, RemembrancesService, Store
@@ -377,3 +379,37 @@ def test_events_logged_before_subjects_were_words_are_re_chunked_once(
                 "SELECT count(*) FROM chunks WHERE kind = 'event' AND embedding IS NOT NULL"
             ).scalar()
         assert kept == 2  # both still have their vectors
+
+
+class DeletingWhileEmbedding(HashEmbedder):
+    """Embeds as hash:64; during its first call another writer deletes ``victim``."""
+
+    def __init__(self, location: str, victim: int) -> None:
+        super().__init__(64)
+        self.location = location
+        self.victim: int | None = victim
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if self.victim is not None:
+            victim, self.victim = self.victim, None
+            with Store(self.location, embedder=HashEmbedder(64)) as other:
+                assert EventLog(other).delete(victim)
+        return super().embed_documents(texts)
+
+
+def test_an_event_deleted_while_subjects_are_re_chunked_stays_deleted(location: str) -> None:
+    """Re-chunking reads the events, embeds, then writes: an event another process
+    deleted in between gets no chunk back (search would find it, with no event)."""
+    with Store(location, embedder=HashEmbedder(64)) as store:
+        log = EventLog(store)
+        gone, kept = (log.log(f"the database went down {i}", subject="incident") for i in "ab")
+        for event in (gone, kept):
+            _as_before_subject_words(store, event.id)
+        with store.transaction() as tx:
+            tx.execute("DELETE FROM embedding_cache")  # so that re-chunking embeds
+    with Store(location, embedder=DeletingWhileEmbedding(location, gone.id)) as store:
+        log = EventLog(store)
+        assert [e.id for e in log.search("incidents", mode="text")] == [kept.id]
+        assert [r.source for r in store.search("database went down", kind="event")] == [
+            str(kept.id)
+        ]
