@@ -572,13 +572,18 @@ def _in_module(
         (parts[-1], *qualified, *params),
     )
     inside = ".".join(parts[1:])
-    found = []
+    named, in_package = [], []
     for row in rows:
         symbol = _symbol(row)
-        in_package = PurePath(str(row["root"])).name == parts[0] and symbol.is_named(inside)
-        if symbol.is_named(wanted) or in_package:
-            found.append(symbol)
-    return found[:limit]
+        if symbol.is_named(wanted):
+            named.append(symbol)
+        elif (
+            PurePath(str(row["root"])).name == parts[0]
+            and symbol.module
+            and f"{symbol.module}.{symbol.qualified_name}" == inside
+        ):
+            in_package.append(symbol)  # the whole module path, under the package folder
+    return (named or in_package)[:limit]
 
 
 def _name_suffixes(wanted: str) -> list[str]:

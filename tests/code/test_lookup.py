@@ -116,6 +116,23 @@ def test_a_name_may_start_with_the_package_folder_a_project_was_indexed_from(
     assert code.find_symbol("other.upload.Session.send", project="pkg") == []
 
 
+def test_a_checkout_named_like_its_package_is_not_read_as_the_package(
+    code: CodeIndexer, tmp_path: Path
+) -> None:
+    """In a checkout ``click/`` holding ``src/click`` and ``tests``, ``click.core.X`` is
+    ``src/click/core.py``'s, not ``tests/core.py``'s that the folder's name would allow."""
+    root = tmp_path / "click"
+    for where in ("src/click/core.py", "tests/core.py", "examples/hello.py"):
+        (root / where).parent.mkdir(parents=True, exist_ok=True)
+        (root / where).write_text(
+            "class Command:\n    def main(self):\n        pass\n\n\ndef echo():\n    pass\n"
+        )
+    code.index(root, project="click")
+    found = code.find_symbol("click.core.Command.main", project="click")
+    assert [s.path for s in found] == ["src/click/core.py"]
+    assert code.find_symbol("click.echo", project="click") == []
+
+
 def test_outline_is_the_nested_symbol_tree(indexed: CodeIndexer, repo: Path) -> None:
     outline = indexed.outline("src/upload.py")
     assert [n.symbol.qualified_name for n in outline] == ["MAX_RETRIES", "retry_upload", "Session"]
