@@ -217,13 +217,21 @@ _RECAP = re.compile(
     r"(?:leave|left)\s+off|last\s+time|"
     r"(?:our|the|that|this|last|previous|latest|recent|earlier)\s+(?:\w+\s+)?"
     r"(?:conversation|session|chat|discussion)s?|"
-    r"(?:we|you|i)\s+(?:\w+\s+)?(?:talk|talked|discuss|discussed|chat|chatted|say|said|"
-    r"cover|covered|decide|decided|agree|agreed))\b",
+    r"(?:we|you|i)\s+(?:\w+\s+)?(?:talk|talked|talking|discuss|discussed|discussing|chat|"
+    r"chatted|chatting|say|said|saying|cover|covered|decide|decided|agree|agreed))\b",
+    re.IGNORECASE,
+)
+#: ... asked as a question or a request: "yes, we agreed" and "I said no" are replies.
+_ASKS = re.compile(
+    r"\?|\b(?:what|where|which|when|how|recap|summari[sz]e|summary|remind|tell|show|catch|"
+    r"fill|repeat|continue|pick|go\s+over)\b",
     re.IGNORECASE,
 )
 #: The words such a prompt may hold besides request, stop and reply words.
 RECAP_WORDS = frozenset(
     [
+        "continue",
+        "pick",
         "recap",
         "catch",
         "fill",
@@ -363,6 +371,7 @@ class HeuristicPlanner:
         recap = (
             not protected
             and _RECAP.search(text) is not None
+            and _ASKS.search(text) is not None
             and all(w.lower() in RECAP_WORDS or w.lower() in REPLY_WORDS for w in words)
         )
         if recap or (not protected and all(w.lower() in REPLY_WORDS for w in words)):

@@ -264,11 +264,21 @@ def search_events(
 def latest_conversation(
     service: RemembrancesService, limit: int, *, session: str | None, user: str | None
 ) -> list[Event]:
-    """The last ``limit`` turns of the latest conversation in scope (``session`` if
-    given), newest first; the newest events when no conversation was logged."""
+    """The last ``limit`` turns of the latest conversation in scope, newest first: the
+    ``session`` given, else the latest; the newest events when no conversation was
+    logged. "Where did we leave off?" is asked as a conversation starts: a session of
+    fewer than two turns is recapped by the user's previous one (when ``user`` is
+    given: a session alone does not say whose other conversations to look at)."""
     if session is None:
         session = next(iter(service.events.sessions(user=user)), None)
-    return service.events.list(session=session, user=user, limit=limit)
+        return service.events.list(session=session, user=user, limit=limit)
+    turns = service.events.list(session=session, user=user, limit=limit)
+    if len(turns) >= 2 or user is None:
+        return turns
+    previous = next((s for s in service.events.sessions(user=user) if s != session), None)
+    if previous is None:
+        return turns
+    return service.events.list(session=previous, user=user, limit=limit)
 
 
 def _newest_favoured(hits: list[Event]) -> list[Event]:

@@ -37,6 +37,8 @@ RECAPS = [
     "can you recap our previous session?",
     "catch me up",
     "what did we decide?",
+    "what were we talking about?",
+    "continue where we left off",
 ]
 
 
@@ -77,6 +79,14 @@ def test_a_prompt_with_a_topic_is_searched(prompt: str) -> None:
     assert not plan.events_recap and plan.events_query
 
 
+@pytest.mark.parametrize(
+    "prompt", ["yes, we agreed", "sure, I decided", "ok you said yes", "this conversation is great"]
+)
+def test_a_reply_about_the_conversation_is_not_a_recap(prompt: str) -> None:
+    """Said, not asked: the agent has the turns it answers; a recap would repeat them."""
+    assert not HeuristicPlanner(now=lambda: NOW).plan(prompt).events_recap
+
+
 def test_a_recap_of_a_day_lists_that_day() -> None:
     plan = HeuristicPlanner(now=lambda: NOW).plan("what did we talk about yesterday?")
     assert plan.has_time_window and not plan.events_recap and plan.events_query == ""
@@ -98,6 +108,20 @@ def test_a_recap_keeps_to_its_scope(memory: RemembrancesService) -> None:
     assert "(bob)" in memory.enrich_context("where were we?")
     assert "rate limiting" in memory.enrich_context("where were we?", session="a1")
     assert memory.enrich_context("where were we?", user="carol") == ""
+
+
+def test_a_conversation_that_just_started_recaps_the_users_previous_one(
+    memory: RemembrancesService,
+) -> None:
+    """Asked at the start of a session: the user's last conversation, not the empty new
+    one; with no user given, a session does not say whose other conversations to read."""
+    memory.events.log_conversation(
+        [{"role": "user", "content": "where did we leave off?"}], session="a3", user="alice"
+    )
+    block = memory.enrich_context("where did we leave off?", user="alice", session="a3")
+    assert "Rotate backups older than 14 days." in block and "rate limiting" not in block
+    alone = memory.enrich_context("where did we leave off?", session="a3")
+    assert "Rotate backups" not in alone
 
 
 def test_a_long_conversation_is_recapped_by_its_last_turns(location: str) -> None:
