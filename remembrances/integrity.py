@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import InvalidInputError, RemembrancesError
 from .storage import sqlite_integrity
 from .storage.reports import CheckReport, RecoveryReport
 from .storage.sqlite_engine import SqliteEngine
 from .store import Store
+
+if TYPE_CHECKING:
+    from .service import RemembrancesService
 
 __all__ = ["CheckReport", "RecoveryReport", "check", "diagnose", "recover"]
 
@@ -80,26 +84,67 @@ def _rechunk_documents(target: Path, report: RecoveryReport) -> None:
         report.incomplete += [f"event {e} (cannot embed: {exc})" for e in events]
         return
     with memory:
-        for collection, source in short:
-            try:
-                doc = memory.kb.get(source, collection=collection)
-                memory.kb.delete(source, collection=collection)
-                memory.kb.add(
-                    doc.text or "",
-                    source=source,
-                    title=doc.title,
-                    metadata=doc.metadata,
-                    collection=collection,
-                )
-                report.readded.append(f"{collection}/{source}")
-            except RemembrancesError as exc:
-                report.incomplete.append(f"KB {collection}/{source}: {exc}")
-        for event_id in events:
-            event = memory.events.get(event_id)
-            try:
-                # Indexed again from its row, same id: a conversation turn stays a turn
-                # (session, position, speaker, the turn before it in what is embedded).
-                memory.events.reindex([event_id])
-                report.readded.append(f"event {event_id} ({event.subject or 'no subject'})")
-            except (RemembrancesError, ValueError) as exc:
-                report.incomplete.append(f"event {event_id} ({event.content[:60]!r}): {exc}")
+        done, failed = _rebuild(memory, short, events)
+    report.readded += done
+    report.incomplete += failed
+
+
+def _rebuild(
+    memory: RemembrancesService, short: list[tuple[str, str]], events: list[int]
+) -> tuple[list[str], list[str]]:
+    """Chunk and embed again the documents and events whose chunks are missing, from
+    their stored text: (what was rebuilt, what could not be, with why)."""
+    done: list[str] = []
+    failed: list[str] = []
+    for collection, source in short:
+        try:
+            doc = memory.kb.get(source, collection=collection)
+            memory.kb.delete(source, collection=collection)
+            memory.kb.add(
+                doc.text or "",
+                source=source,
+                title=doc.title,
+                metadata=doc.metadata,
+                collection=collection,
+            )
+            done.append(f"{collection}/{source}")
+        except RemembrancesError as exc:
+            failed.append(f"KB {collection}/{source}: {exc}")
+    for event_id in events:
+        event = memory.events.get(event_id)
+        try:
+            # Indexed again from its row, same id: a conversation turn stays a turn
+            # (session, position, speaker, the turn before it in what is embedded).
+            memory.events.reindex([event_id])
+            done.append(f"event {event_id} ({event.subject or 'no subject'})")
+        except (RemembrancesError, ValueError) as exc:
+            failed.append(f"event {event_id} ({event.content[:60]!r}): {exc}")
+    return done, failed
+
+
+def check_layers(memory: RemembrancesService, report: CheckReport, *, repair: bool) -> None:
+    """What the store's check cannot see: chunks whose document or event is gone, and
+    documents and events missing their chunks. ``repair`` deletes the first and
+    rebuilds the second from their stored text (which needs the embedder)."""
+    strays = [("kb", c, s) for c, s in memory.kb.stray_chunks()]
+    strays += [("event", "events", s) for s in memory.events.stray_chunks()]
+    if strays:
+        names = ", ".join(f"{k} {c}/{s}" for k, c, s in strays[:5])
+        more = f" and {len(strays) - 5} more" if len(strays) > 5 else ""
+        report.problems.append(f"chunks of a document or event that is gone: {names}{more}")
+        if repair:
+            for kind, collection, source in strays:
+                memory.store.delete_source(kind, source, collection=collection)
+            report.repaired.append(f"deleted the chunks of {len(strays)} gone source(s)")
+    short = memory.kb.incomplete_documents()
+    events = memory.events.unindexed()
+    missing = [f"KB {c}/{s}" for c, s in short] + [f"event {e}" for e in events]
+    if missing:
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        report.problems.append(f"missing some of their chunks: {', '.join(missing[:5])}{more}")
+        if repair:
+            done, failed = _rebuild(memory, short, events)
+            if not failed:
+                report.repaired.append(f"chunked again from their stored text: {len(done)}")
+            else:
+                report.problems.append(f"could not be rebuilt: {'; '.join(failed[:3])}")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import embeddings
 from .embeddings.base import Embedder
-from .integrity import CheckReport, check
+from .integrity import CheckReport, check, check_layers
 from .postgres.url import is_postgres_url
 from .records import SOURCE_KINDS
 from .store import Reranker, Store
@@ -117,8 +117,12 @@ class RemembrancesService:
         return self.store.stats()
 
     def check(self, *, repair: bool = False) -> CheckReport:
-        """Verify that the indexes agree with the chunks; ``repair`` rebuilds them."""
-        return check(self.store, repair=repair)
+        """Verify that the indexes agree with the chunks, and the chunks with the
+        documents and events they index; ``repair`` rebuilds what disagrees."""
+        report = check(self.store, repair=repair)
+        if not report.damaged:
+            check_layers(self, report, repair=repair)
+        return report
 
     def close(self) -> None:
         enricher = self.__dict__.get("enricher")  # only if it was ever built

@@ -6,6 +6,7 @@ import struct
 
 import pytest
 
+import remembrances
 from remembrances import Chunk, Store
 from remembrances.integrity import check
 
@@ -69,3 +70,32 @@ def test_missing_model_record_is_reported(store: Store) -> None:
     with store.transaction() as conn:
         conn.execute("DELETE FROM meta WHERE key = 'embedder'")
     assert any("records no embedder" in p for p in check(store).problems)
+
+
+@pytest.mark.backends("sqlite", "postgresql")
+def test_chunks_and_records_that_disagree_are_found_and_repaired(location: str) -> None:
+    """What only the layers know: a chunk whose document or event is gone, and a
+    document or event missing its chunks (rebuilt from its stored text)."""
+    with remembrances.open(location, embedder="hash:64") as svc:
+        svc.kb.add("# Keys\n\nRotate keys every 90 days.", source="keys.md")
+        svc.kb.add("# Gone\n\nA document whose row is lost.", source="gone.md")
+        kept, lost, unindexed = (svc.events.log(f"event {i}", subject="ops") for i in "abc")
+        with svc.store.transaction() as tx:  # what a bug could leave behind
+            tx.execute("DELETE FROM kb_documents WHERE source = 'gone.md'")
+            tx.execute("DELETE FROM events WHERE id = ?", (lost.id,))
+        svc.store.delete_source("event", str(unindexed.id), collection="events")
+        svc.store.delete_source("kb", "keys.md", collection="default")
+        report = svc.check()
+        assert not report.ok and len(report.problems) == 2, report.problems
+        assert (
+            f"event events/{lost.id}" in report.problems[0]
+            and "kb default/gone.md" in (report.problems[0])
+        )
+        assert "KB default/keys.md" in report.problems[1]
+        assert f"event {unindexed.id}" in report.problems[1]
+        assert svc.check(repair=True).ok
+        assert svc.check().ok and svc.check().problems == []
+        assert [h.source for h in svc.kb.search("rotate keys", mode="text")] == ["keys.md"]
+        found = svc.events.search("event", mode="text", limit=5)
+        assert sorted(e.id for e in found) == sorted([kept.id, unindexed.id])
+        assert svc.store.search("whose row is lost", mode="text") == []

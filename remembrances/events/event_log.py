@@ -651,6 +651,13 @@ class EventLog:
         with self.store.snapshot() as tx:
             return self._table.subjects(tx)
 
+    def stray_chunks(self) -> builtins.list[str]:
+        """Sources (event ids) of chunks whose event is gone (what a check reports)."""
+        if not self._has_tables:
+            return []
+        with self.store.snapshot() as tx:
+            return self._table.stray_chunks(tx, KIND)
+
     def unindexed(self) -> builtins.list[int]:
         """Ids of events without their searchable chunk (a damaged file's recovery)."""
         if not self._has_tables:

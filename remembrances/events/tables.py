@@ -311,6 +311,15 @@ class Events:
             "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT (key) DO NOTHING", (key,)
         )
 
+    def stray_chunks(self, tx: Transaction, kind: str) -> list[str]:
+        """Sources of chunks of ``kind`` whose event is gone (by the event id's index)."""
+        rows = tx.execute(
+            "SELECT DISTINCT c.source FROM chunks c WHERE c.kind = ? AND NOT EXISTS "
+            "(SELECT 1 FROM events e WHERE e.id = CAST(c.source AS BIGINT)) ORDER BY c.source",
+            (kind,),
+        ).fetchall()
+        return [str(r["source"]) for r in rows]
+
     def unindexed(self, tx: Transaction, kind: str) -> list[int]:
         """Ids of events without a chunk of ``kind`` (their chunks were lost)."""
         rows = tx.execute(

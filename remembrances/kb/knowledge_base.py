@@ -382,6 +382,13 @@ class KnowledgeBase:
         with self.store.snapshot() as tx:
             return tables.collections(tx)
 
+    def stray_chunks(self) -> builtins.list[tuple[str, str]]:
+        """(collection, source) of chunks whose document is gone (what a check reports)."""
+        if not self._has_tables:
+            return []
+        with self.store.snapshot() as tx:
+            return tables.stray_chunks(tx)
+
     def incomplete_documents(self) -> builtins.list[tuple[str, str]]:
         """(collection, source) of documents missing some of their chunks (a damaged
         file's recovery re-adds them from their stored text)."""

@@ -302,6 +302,16 @@ def set_root(tx: Transaction, collection: str, folder: str) -> None:
     )
 
 
+def stray_chunks(tx: Transaction) -> list[tuple[str, str]]:
+    """(collection, source) of KB chunks whose document is gone."""
+    rows = tx.execute(
+        "SELECT DISTINCT c.collection, c.source FROM chunks c WHERE c.kind = 'kb' AND "
+        "NOT EXISTS (SELECT 1 FROM kb_documents d WHERE d.collection = c.collection "
+        "AND d.source = c.source) ORDER BY c.collection, c.source"
+    ).fetchall()
+    return [(str(r["collection"]), str(r["source"])) for r in rows]
+
+
 def short_documents(tx: Transaction) -> list[tuple[str, str]]:
     """(collection, source) of documents with fewer chunks stored than they were cut into."""
     rows = tx.execute(
