@@ -234,7 +234,8 @@ def _resolve_focus(
     wanted: list[str],
     strict: bool,
 ) -> _Focus:
-    """Each item is a file (path, relative or absolute, or a unique path suffix) or a symbol."""
+    """Each item is a file (path, relative or absolute, a unique path suffix, or a path
+    elsewhere that ends with an indexed one) or a symbol."""
     focus = _Focus()
     by_path = {p: i for i, p in files.items()}
     for item in wanted:
@@ -245,6 +246,11 @@ def _resolve_focus(
         matches = [by_path[rel]] if rel in by_path else []
         if not matches:
             matches = [i for p, i in by_path.items() if p.endswith("/" + rel)]
+        if not matches:  # a path from another machine (a container's trace): its tail
+            whole = item.replace("\\", "/")
+            inside = [(len(p), i) for p, i in by_path.items() if whole.endswith("/" + p)]
+            longest = max((n for n, _ in inside), default=0)
+            matches = [i for n, i in inside if n == longest]
         if matches:
             focus.files.update(matches)
             continue

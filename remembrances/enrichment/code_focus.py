@@ -40,6 +40,8 @@ MAX_DEFINITIONS = 2
 MAX_CANDIDATES = 500
 MAX_LISTED = 60
 MAX_USES = 8
+#: Frames of a pasted stack trace whose enclosing definitions are shown.
+MAX_FRAMES = 3
 MAP_TOKENS = 300
 #: Share of it by which the code source answers with whatever it has.
 ANSWER_SHARE = 0.8
@@ -57,7 +59,8 @@ def _pool() -> ThreadPoolExecutor:
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _EXTENSIONS = "py|pyi|js|mjs|cjs|jsx|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|cs|rb|php|kt|swift|sh|md"
-_PATH = re.compile(rf"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:{_EXTENSIONS}))(?![\w/])")
+#: A source path, relative or absolute (stack traces print absolute ones).
+_PATH = re.compile(rf"(?<![\w/.-])(/?(?:[\w.-]+/)*[\w-]+\.(?:{_EXTENSIONS}))(?![\w/])")
 _BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
 _CANDIDATES = re.compile(
     rf"(?<![\w.])(?:"
@@ -110,6 +113,24 @@ def code_names(prompt: str) -> tuple[list[str], list[str]]:
             continue
         names.append(name)
     return names[:MAX_NAMES], paths[:MAX_NAMES]
+
+
+#: A line of a source path, as compilers and stack traces print it: ``server.go:38``,
+#: ``File "app/views.py", line 12``.
+_LINE = re.compile(r'\s*(?::|",\s*line\s+)(\d{1,7})\b')
+
+
+def code_lines(prompt: str) -> list[tuple[str, int]]:
+    """(path, line) pairs the prompt names (a pasted stack trace), innermost frame
+    first: a Python traceback ends with it, Go, Java and Node traces start with it."""
+    found: list[tuple[str, int]] = []
+    python = False
+    for match in _PATH.finditer(prompt):
+        line = _LINE.match(prompt, match.end(1))
+        if line and (match.group(1), int(line.group(1))) not in found:
+            found.append((match.group(1), int(line.group(1))))
+            python = python or "line" in line.group(0)
+    return (found[::-1] if python else found)[:MAX_FRAMES]
 
 
 def code_aware(
@@ -187,9 +208,40 @@ def _named(
     for path in paths:
         for project in roots:
             focus.setdefault(project, []).append(path)
+    for path, line in code_lines(prompt):  # the definition a trace's frame is in
+        for symbol in _enclosing(code, path, line, roots):
+            item = _definition_item(symbol, roots.get(symbol.project))
+            if all(item.key != d.key for d in definitions):
+                definitions.append(item)
     uses = [_pool().submit(_uses_item, code, project, name) for project, name in used]
     maps = [_pool().submit(_map_item, code, p, wanted) for p, wanted in focus.items()]
     return definitions + listed + _done_by(uses, answer_by) + _done_by(maps, answer_by)
+
+
+def _enclosing(
+    code: CodeIndexer, path: str, line: int, roots: Mapping[str, str]
+) -> list[CodeSymbol]:
+    """The innermost definition around ``line`` of ``path`` in each project that has the
+    file; a path from elsewhere (a container's trace) is matched by its tail."""
+    parts = path.replace("\\", "/").lstrip("/").split("/")
+    found = []
+    for project in roots:
+        for start in range(len(parts)):
+            try:
+                nodes = code.outline("/".join(parts[start:]), project=project)
+            except Exception:  # not this tail: try a shorter one
+                continue
+            inner = None
+            while nodes:
+                around = [n for n in nodes if n.symbol.start_line <= line <= n.symbol.end_line]
+                if not around:
+                    break
+                inner = around[0]
+                nodes = inner.children
+            if inner is not None and inner.symbol.kind != "section":
+                found.append(inner.symbol)
+            break
+    return found
 
 
 def _done_by(pending: list[Future[list[ContextItem]]], answer_by: float) -> list[ContextItem]:

@@ -316,3 +316,33 @@ def test_a_project_scope_keeps_the_code_to_that_project(tmp_path: Path, location
             svc.enrich_context(prompt, project="third")
         with pytest.raises(InvalidInputError):
             svc.enrich_context(prompt, project="  ")
+
+
+TRACED = {
+    "app/views.py": "import json\n\n\ndef show(request):\n    data = load(request)\n    return json.dumps(data)\n\n\ndef load(request):\n    return request.args['id']\n",
+    "app/main.py": "from app.views import show\n\n\ndef main():\n    return show(None)\n",
+}
+
+
+def test_a_pasted_trace_brings_the_definitions_its_frames_are_in(
+    tmp_path: Path, location: str
+) -> None:
+    """Absolute paths from another machine (a container) are matched by their tail, and
+    a line gives the definition around it, innermost frame first."""
+    write(tmp_path / "traced", TRACED)
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/app/main.py", line 5, in main\n'
+        '  File "/srv/app/app/views.py", line 5, in show\n'
+        '  File "/srv/app/app/views.py", line 10, in load\n'
+        "KeyError: 'id'\n"
+    )
+    assert code_names(trace)[1][:1] == ["/srv/app/app/main.py"]
+    with remembrances.open(location, embedder=HashEmbedder(64)) as svc:
+        svc.code.index(tmp_path / "traced", project="traced")
+        shown = definitions(ContextEnricher(svc).enrich(trace))
+    assert shown[:3] == [
+        "[traced] app/views.py:9-10 load (function)",
+        "[traced] app/views.py:4-6 show (function)",
+        "[traced] app/main.py:4-5 main (function)",
+    ]
