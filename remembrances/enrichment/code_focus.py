@@ -332,20 +332,38 @@ def _others_item(name: str, others: list[CodeSymbol]) -> list[ContextItem]:
 
 def _definition_item(symbol: CodeSymbol, root: str | None) -> ContextItem:
     """The definition as a search hit would show it (same key, so it is not repeated)."""
-    text = _source_lines(root, symbol.path, symbol.start_line, symbol.end_line)
+    text = _source_text(root, symbol)
     if not text:
         text = symbol.signature + (f"\n{symbol.docstring}" if symbol.docstring else "")
     return symbol_item(symbol, text)
 
 
-def _source_lines(root: str | None, path: str, start: int, end: int) -> str:
+#: How a line of a comment block starts (the doc comment above a definition).
+_COMMENT = ("//", "/*", "*", "#", "--")
+#: Lines longer than this are minified code: the definition's own bytes are shown.
+_LONG_LINE = 1000
+
+
+def _source_text(root: str | None, symbol: CodeSymbol) -> str:
+    """The definition's lines from the file, with the doc comment above them when the
+    docstring is not inside (Java, Go, Rust, C#...: ``/** Finds a user. */``); on a
+    minified line, only the definition's own bytes (the line would not fit a budget)."""
     if root is None:
         return ""
     try:
-        data = (Path(root) / path).read_bytes()
+        data = (Path(root) / symbol.path).read_bytes()
     except OSError:
         return ""
-    return "\n".join(source_lines(data)[start - 1 : end])
+    lines = source_lines(data)
+    own = lines[symbol.start_line - 1 : symbol.end_line]
+    if any(len(line) > _LONG_LINE for line in own):
+        return data[symbol.start_byte : symbol.end_byte].decode("utf-8", "replace")
+    start = symbol.start_line
+    first = symbol.docstring.strip().split("\n", 1)[0].strip()
+    if first and first not in "\n".join(own):
+        while start > 1 and lines[start - 2].strip().startswith(_COMMENT):
+            start -= 1
+    return "\n".join(lines[start - 1 : symbol.end_line])
 
 
 def _uses_item(code: CodeIndexer, project: str, name: str) -> list[ContextItem]:

@@ -346,3 +346,32 @@ def test_a_pasted_trace_brings_the_definitions_its_frames_are_in(
         "[traced] app/views.py:4-6 show (function)",
         "[traced] app/main.py:4-5 main (function)",
     ]
+
+
+COMMENTED = {
+    "UserService.java": (
+        "class UserService {\n"
+        "    /** Finds a user; returns null if absent. */\n"
+        "    public User find(String id) {\n"
+        "        return users.get(id);\n"
+        "    }\n"
+        "}\n"
+    ),
+    "bundle.js": "".join(f"function f{i}(x){{return x+{i}}};" for i in range(300)) + "\n",
+}
+
+
+def test_a_definition_shows_its_doc_comment_and_a_minified_one_its_own_code(
+    tmp_path: Path, location: str
+) -> None:
+    """A doc comment above the definition (Java, Go, Rust...) is shown with it; a
+    definition on an 8 kB minified line is shown as its own bytes, not dropped."""
+    write(tmp_path / "langs", COMMENTED)
+    with remembrances.open(location, embedder=HashEmbedder(64)) as svc:
+        svc.code.index(tmp_path / "langs", project="langs")
+        enricher = ContextEnricher(svc)
+        java = enricher.enrich("why does `UserService.find` return null?").items["code"][0]
+        minified = enricher.enrich("why does `f200` return the wrong value?").items["code"][0]
+    assert java.text.startswith("    /** Finds a user; returns null if absent. */\n    public User")
+    assert minified.origin == "[langs] bundle.js:1 f200 (function)"
+    assert minified.text == "function f200(x){return x+200}"
