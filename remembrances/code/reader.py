@@ -291,7 +291,7 @@ class IndexReader:
                             column=column,
                             symbol=enclosing,
                             is_definition=is_definition,
-                            line_text=text.rstrip("\r\n"),
+                            line_text=_around(text.rstrip("\r\n"), column),
                             stale=stale,
                         )
                     )
@@ -311,3 +311,17 @@ def _current_lines(path: Path, stored_hash: str) -> tuple[list[str], bool]:
 def _time(value: Any) -> datetime | None:
     """An epoch time from the table as an aware UTC datetime."""
     return None if value is None else datetime.fromtimestamp(float(value), UTC)
+
+
+#: A line longer than this (minified code) is shown as the stretch around the use.
+MAX_LINE_TEXT = 400
+
+
+def _around(text: str, column: int) -> str:
+    """``text``, or on a minified line the MAX_LINE_TEXT characters around ``column``
+    (a byte column: exact for the ASCII of minified code), marked cut with "…"."""
+    if len(text) <= MAX_LINE_TEXT:
+        return text
+    start = max(min(column - 1 - MAX_LINE_TEXT // 2, len(text) - MAX_LINE_TEXT), 0)
+    end = start + MAX_LINE_TEXT
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")

@@ -206,3 +206,16 @@ def test_lookup_rejects_bad_arguments(indexed: CodeIndexer) -> None:
         indexed.search("x", limit=0)
     with pytest.raises(InvalidInputError):
         indexed.search("x", project="")
+
+
+def test_a_use_on_a_minified_line_shows_the_stretch_around_it(
+    code: CodeIndexer, tmp_path: Path
+) -> None:
+    root = tmp_path / "minified"
+    root.mkdir()
+    bundle = "".join(f"function f{i}(x){{return x+{i}}};" for i in range(400))
+    (root / "bundle.js").write_text(bundle + "\n")
+    code.index(root, project="min")
+    [use] = code.references("f200", project="min")
+    assert len(use.line_text) <= 402 and use.line_text.startswith("…")
+    assert "function f200(x){return x+200}" in use.line_text
