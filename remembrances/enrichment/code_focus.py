@@ -198,7 +198,7 @@ def _named(
     listed: list[ContextItem] = []
     words = _words(prompt)
     for name in names:
-        shown, others = _definitions(code, name, words, project)
+        shown, others = _definitions(code, name, words, project, paths)
         for symbol in shown:
             definitions.append(_definition_item(symbol, roots.get(symbol.project)))
             focus.setdefault(symbol.project, []).append(symbol.qualified_name)
@@ -259,13 +259,19 @@ def _done_by(pending: list[Future[list[ContextItem]]], answer_by: float) -> list
 
 
 def _definitions(
-    code: CodeIndexer, name: str, words: set[str], project: str | None = None
+    code: CodeIndexer,
+    name: str,
+    words: set[str],
+    project: str | None = None,
+    paths: list[str] | None = None,
 ) -> tuple[list[CodeSymbol], list[CodeSymbol]]:
     """(shown, others): the definitions of ``name``, the likeliest meant first.
 
     Exact (case-sensitive) matches only: find_symbol also tries ignoring case.
-    A name may start with its module (``encodings.cp500.Codec.encode``). When a name is defined in several places, the prompt's other words decide
-    first (``cp1252`` picks ``encodings/cp1252.py``), then the last definition of a
+    A name may start with its module (``encodings.cp500.Codec.encode``). When a
+    name is defined in several places, a file the prompt names decides first
+    (``UserService.find`` in ``ts/userService.ts``), then the prompt's other words
+    (``cp1252`` picks ``encodings/cp1252.py``), then the last definition of a
     name in its file (the one that runs: ``@overload`` stubs and TypeScript overload
     signatures come before the implementation), then a definition whose
     qualified name is the name itself (``Pool`` means the class ``Pool`` before
@@ -291,8 +297,16 @@ def _definitions(
     for s in found:
         where = (s.project, s.path, s.qualified_name)
         last[where] = max(last.get(where, 0), s.start_line)
+    named = [p.replace("\\", "/").lstrip("/") for p in paths or []]
+
+    def in_named_file(s: CodeSymbol) -> bool:
+        return any(
+            p == s.path or p.endswith("/" + s.path) or s.path.endswith("/" + p) for p in named
+        )
+
     found.sort(
         key=lambda s: (
+            not in_named_file(s),
             -len((words - own) & _words(f"{s.path} {s.qualified_name}")),
             s.start_line < last[(s.project, s.path, s.qualified_name)],
             s.qualified_name != name,

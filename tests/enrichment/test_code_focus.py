@@ -375,3 +375,22 @@ def test_a_definition_shows_its_doc_comment_and_a_minified_one_its_own_code(
     assert java.text.startswith("    /** Finds a user; returns null if absent. */\n    public User")
     assert minified.origin == "[langs] bundle.js:1 f200 (function)"
     assert minified.text == "function f200(x){return x+200}"
+
+
+def test_a_file_the_prompt_names_decides_among_same_named_definitions(
+    tmp_path: Path, location: str
+) -> None:
+    write(
+        tmp_path / "two",
+        {
+            "ts/userService.ts": "export class UserService {\n  find(id: string) {\n    return null;\n  }\n}\n",
+            "java/UserService.java": "public class UserService {\n    public User find(String id) { return null; }\n}\n",
+        },
+    )
+    with remembrances.open(location, embedder=HashEmbedder(64)) as svc:
+        svc.code.index(tmp_path / "two", project="two")
+        enricher = ContextEnricher(svc)
+        ts = definitions(enricher.enrich("why does `UserService.find` in ts/userService.ts fail?"))
+        java = definitions(enricher.enrich("why does `UserService.find` in UserService.java fail?"))
+    assert ts[0] == "[two] ts/userService.ts:2-4 UserService.find (method)"
+    assert java[0] == "[two] java/UserService.java:2 UserService.find (method)"
