@@ -50,9 +50,16 @@ def hit_view(out: Output, data: Mapping[str, Any], rank: int) -> RenderableType:
         text = text[offset:]  # a code chunk: skip its "path · language kind name" header
     if is_code(data) and not text:  # a symbol record: its signature stands for the code
         doc = first(data, "docstring")
+        language = str(first(data, "language", default=""))
         text = str(first(data, "signature", default=""))
-        if doc:
-            text += "\n" + _doc_comment(str(doc), str(first(data, "language", default="")))
+        if doc and language == "python":  # the docstring is the body's first line
+            text += "\n" + _doc_comment(str(doc), language)
+        elif doc:  # the doc comment sits above: numbered up to the signature's line
+            comment = _doc_comment(str(doc), language)
+            start = int(first(data, "start_line", default=1))
+            above = comment.count("\n") + 1
+            text = f"{comment}\n{text}"
+            data = {**data, "line_runs": [[0, max(start - above, 1)]]}
     if is_code(data):
         body: RenderableType = code_view(out, data, text)
     else:

@@ -403,3 +403,20 @@ def test_eval_bad_folder(run: Run, tmp_path: Path) -> None:
     empty.mkdir()
     result = run("eval", str(empty))
     assert result.exit_code == 1 and "corpus" in result.stderr
+
+
+def test_a_doc_comment_is_numbered_above_the_signature(run: Run, tmp_path: Path) -> None:
+    root = tmp_path / "java"
+    root.mkdir()
+    (root / "UserService.java").write_text(
+        "public class UserService {\n"
+        "    /** Finds a user; returns null if absent. */\n"
+        "    public User find(String id) {\n"
+        "        return users.get(id);\n"
+        "    }\n"
+        "}\n"
+    )
+    assert run("code", "index", str(root), "--project", "j").exit_code == 0
+    shown = [line.strip() for line in run("code", "symbol", "UserService.find").stdout.splitlines()]
+    assert "2 // Finds a user; returns null if absent." in shown
+    assert "3 public User find(String id)" in shown
