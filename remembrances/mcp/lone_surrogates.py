@@ -32,7 +32,10 @@ def without_lone_surrogates(line: bytes) -> bytes:
 def filter_stdin() -> None:
     """Put a pipe on fd 0, fed line by line from the real stdin with lone surrogate
     escapes rewritten; the SDK then reads the pipe as it would read stdin."""
-    source = os.dup(0)
+    try:
+        source = os.dup(0)
+    except OSError:  # no stdin at all: nothing to read, nothing to filter
+        return
     read_end, write_end = os.pipe()
     os.dup2(read_end, 0)
     os.close(read_end)
