@@ -285,3 +285,11 @@ def test_a_leading_comment_is_embedded_with_the_code() -> None:
     chunk = next(c for c in analysis.chunks if c.metadata["qualified_name"] == "add")
     assert chunk.embed_text is not None
     assert chunk.embed_text.startswith("Adds two numbers.\nfunction add(a, b)")
+
+
+def test_a_crate_comment_and_a_blank_line_are_not_an_items_doc() -> None:
+    """Rust's ``//!`` documents the enclosing module, and its line comments end with
+    their newline: a blank line after one still separates it from the next item."""
+    source = b"//! Geometry crate.\n\n/// Maximum coordinate.\npub const MAX: i32 = 10;\n"
+    [symbol] = analyze_source("lib.rs", "rust", source).symbols
+    assert symbol.docstring == "Maximum coordinate."

@@ -561,8 +561,14 @@ def _leading_comment(lang: str, anchor: Node) -> str:
     if node is None and anchor.parent is not None and anchor.parent.type in _BODY_TYPES:
         node = anchor.parent.prev_named_sibling  # Ruby: the comment sits before the body
     while node is not None and (node.type in comment_types or node.type in _BETWEEN):
-        if node.end_point.row < row - 1:
+        # a line comment that ends with its newline (Rust's) ends on the line before
+        end = node.end_point.row
+        if node.end_point.column == 0 and end > node.start_point.row:
+            end -= 1
+        if end < row - 1:
             break
+        if text_of(node).startswith(("//!", "/*!")):
+            break  # an inner doc comment: the enclosing module's (Rust's crate docs)
         before = node.prev_sibling
         if (
             before is not None
