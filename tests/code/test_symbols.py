@@ -293,3 +293,26 @@ def test_a_crate_comment_and_a_blank_line_are_not_an_items_doc() -> None:
     source = b"//! Geometry crate.\n\n/// Maximum coordinate.\npub const MAX: i32 = 10;\n"
     [symbol] = analyze_source("lib.rs", "rust", source).symbols
     assert symbol.docstring == "Maximum coordinate."
+
+
+def test_cpp_member_functions_declared_without_a_body_are_methods() -> None:
+    """Pure virtual and out-of-class members, and a header's prototypes, as interface
+    methods are in Java, Go and TypeScript."""
+    source = (
+        b"class Shape {\n"
+        b"public:\n"
+        b"    /// Area of the shape.\n"
+        b"    virtual double area() const = 0;\n"
+        b"    void set(int v);\n"
+        b"    int get() const { return 1; }\n"
+        b"};\n"
+        b"double total(const Shape& a, const Shape& b);\n"
+    )
+    symbols = {s.qualified_name: s for s in analyze_source("shape.hpp", "cpp", source).symbols}
+    assert {q: symbols[q].kind for q in ("Shape.area", "Shape.set", "Shape.get", "total")} == {
+        "Shape.area": "method",
+        "Shape.set": "method",
+        "Shape.get": "method",
+        "total": "function",
+    }
+    assert symbols["Shape.area"].docstring == "Area of the shape."

@@ -131,6 +131,8 @@ _DEFINITIONS: dict[str, str] = {
     """,
     "cpp": """
         (function_definition) @def
+        (field_declaration declarator: (function_declarator)) @def
+        (declaration declarator: (function_declarator)) @def
         (class_specifier name: (_) body: (_)) @def
         (struct_specifier name: (_) body: (_)) @def
         (union_specifier name: (_) body: (_)) @def
@@ -364,6 +366,11 @@ def _describe(lang: str, node: Node, capture: str) -> _Found | None:
     if capture == "const":
         return _describe_constant(lang, node)
     if lang in ("c", "cpp") and t == "function_definition":
+        name_node, scope = _declarator_name(_field(node, "declarator"))
+    elif lang == "cpp" and t in ("field_declaration", "declaration"):
+        # a member function declared without its body (pure virtual, defined
+        # elsewhere) or a header's prototype: a function all the same
+        kind = "function"
         name_node, scope = _declarator_name(_field(node, "declarator"))
     elif t == "type_definition":
         name_node, _ = _declarator_name(_field(node, "declarator"))
