@@ -192,6 +192,15 @@ def import_records(
             f"{exc} (the import stopped there: the records before it were stored, except "
             "events, and importing again after a fix is safe)"
         ) from exc
+    try:
+        events.write(svc.events)  # last, all or none
+    except InvalidInputError as exc:
+        if not any(n for kind, n in report.counts.items() if kind != "event"):
+            raise
+        raise InvalidInputError(
+            f"{exc} (every record but the events was stored, and importing again after a "
+            "fix is safe)"
+        ) from exc
     return report
 
 
@@ -249,7 +258,6 @@ def _import(
         done += 1
         if progress is not None:
             progress("imported", done, None)
-    events.write(svc.events)
 
 
 def import_jsonl(

@@ -160,6 +160,24 @@ def test_a_session_of_another_user_stops_the_import_at_its_line(tmp_path: Path) 
         assert svc.code.projects() == []
 
 
+def test_an_event_error_found_at_the_end_says_the_other_records_were_stored(
+    tmp_path: Path,
+) -> None:
+    """Two turns at one position is found when the events are written, last: by then
+    every other record is stored, the one after it too, and the message says so."""
+    with remembrances.open(tmp_path / "m.db", embedder="hash:64") as svc:
+        records = (
+            _turn("a", 0, "fine"),
+            {"type": "kb_document", "source": "after.md", "text": "Stored all the same."},
+            _turn("a", 0, "again"),
+        )
+        with pytest.raises(InvalidInputError) as error:
+            import_jsonl(svc, _lines(*records))
+        assert "two turns at one position" in str(error.value)
+        assert "every record but the events was stored" in str(error.value)
+        assert [d.source for d in svc.kb.list()] == ["after.md"] and svc.events.list() == []
+
+
 def test_recover_indexes_lost_turns_as_turns(tmp_path: Path) -> None:
     source = tmp_path / "lost.db"
     with remembrances.open(source, embedder="hash:64") as svc:
