@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..code.parsing.analysis import source_lines
+from ..errors import InvalidInputError, NotFoundError
 from ..formatting import code_label
 from .plan import EnrichmentPlan
 from .sources import ContextItem, SourceSearch, symbol_item
@@ -229,7 +230,7 @@ def _enclosing(
         for start in range(len(parts)):
             try:
                 nodes = code.outline("/".join(parts[start:]), project=project)
-            except Exception:  # not this tail: try a shorter one
+            except (NotFoundError, InvalidInputError):  # not this tail: try a shorter one
                 continue
             inner = None
             while nodes:
