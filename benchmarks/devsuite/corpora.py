@@ -89,6 +89,20 @@ PROJECTS: dict[str, Project] = {
             code="src",
         ),
         Project(
+            "marshmallow",
+            "3.23.1",
+            "3a8dfda6edd8dcdbf216c0ede1d1e78d230a6dc9c5a088f58c4083b974a0d468",
+            docs="docs",
+            code="src",
+        ),
+        Project(
+            "python-dateutil",
+            "2.9.0.post0",
+            "37dd54208da7e1cd875388217d5e00ebd4179249f90fb72437e91a35459a0ad3",
+            docs="docs",
+            code="src",
+        ),
+        Project(
             "itsdangerous",
             "2.2.0",
             "e0050c0b7da1eea53ffaf149c0cfbb5c6e2e2b69c4bef22c81fa6eb73e5f6173",
