@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+
+from .fts_query import query_terms
 
 RRF_K = 60
 
@@ -75,6 +77,11 @@ class FusionParams:
     writes one of the function's parameters as code, and how much closer to the query
     (in cosine) the chunk enclosing a symbol (a method's class, a function's file) is
     than the symbol itself (``code/ranking.py``); 0 elsewhere.
+
+    A long question's coverage says more than a short one's: a third of three words
+    is one shared word, half of twelve is six. Past ``long_question_words`` words, each
+    word adds ``text_weight_per_word`` to ``text_weight``, at most
+    ``max_added_text_weight`` (:meth:`for_question`).
     """
 
     bias: float
@@ -86,6 +93,15 @@ class FusionParams:
     #: Whether an identifier the query writes joined (``send_file``) counts fully only in
     #: chunks that write it so (``storage/text_match.py``).
     joined_names: bool = True
+    long_question_words: int = 0
+    text_weight_per_word: float = 0.0
+    max_added_text_weight: float = 0.0
+
+    def for_question(self, words: int) -> FusionParams:
+        """These settings for a question of ``words`` words (``fts_query.query_terms``)."""
+        added = self.text_weight_per_word * max(words - self.long_question_words, 0)
+        added = min(added, self.max_added_text_weight)
+        return replace(self, text_weight=self.text_weight + added) if added > 0 else self
 
     def score(
         self,
@@ -130,6 +146,10 @@ KIND_PARAMS: dict[str, FusionParams] = {
     # pointing to it ("Like :meth:`url_defaults`, but ..."): it says less in code than in
     # prose, and the name and parameter matches already use it (joined_names off:
     # self-supervised sets -0.002 nDCG@10 with it on, benchmarks/RESULTS.md).
+    # Words weigh more in questions of more than 7 words (up to +1.5 from 10): on the
+    # hand-written code sets' fit halves the best coverage weight was 1-1.5 for up to 6
+    # words, 2 for 7-9 and 3 from 10 (benchmarks/RESULTS.md, "Long questions"); CoSQA's
+    # web queries (4-6 words) are unchanged.
     "code": FusionParams(
         bias=-9.3,
         cosine_weight=9.72,
@@ -138,17 +158,25 @@ KIND_PARAMS: dict[str, FusionParams] = {
         parameter_weight=2.0,
         enclosing_weight=6.0,
         joined_names=False,
+        long_question_words=7,
+        text_weight_per_word=0.6,
+        max_added_text_weight=1.5,
     ),
 }
 
 
-def params_for(kind: str | Sequence[str] | None) -> FusionParams:
-    """The fusion settings for a search filtered to ``kind`` (one kind), else the default."""
+def params_for(kind: str | Sequence[str] | None, question: str | None = None) -> FusionParams:
+    """The fusion settings for a search filtered to ``kind`` (one kind), else the default;
+    with ``question``, for its length (:meth:`FusionParams.for_question`)."""
     if isinstance(kind, str):
-        return KIND_PARAMS.get(kind, DEFAULT_PARAMS)
-    if kind is not None and len(kind) == 1:
-        return KIND_PARAMS.get(next(iter(kind)), DEFAULT_PARAMS)
-    return DEFAULT_PARAMS
+        params = KIND_PARAMS.get(kind, DEFAULT_PARAMS)
+    elif kind is not None and len(kind) == 1:
+        params = KIND_PARAMS.get(next(iter(kind)), DEFAULT_PARAMS)
+    else:
+        params = DEFAULT_PARAMS
+    if question is None:
+        return params
+    return params.for_question(len(query_terms(question, split_identifiers=False)))
 
 
 def pointwise(

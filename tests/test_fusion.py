@@ -30,6 +30,26 @@ def test_each_kind_has_its_fitted_settings_and_mixed_searches_the_default() -> N
     assert fusion.params_for(None) == fusion.DEFAULT_PARAMS
 
 
+def test_words_weigh_more_in_a_long_code_question() -> None:
+    code = fusion.params_for("code")
+    # Up to seven words (stop words do not count): the fitted weight.
+    assert fusion.params_for("code", "read the settings from a file") == code
+    assert fusion.params_for("code", "one two three four five six seven") == code
+    eight = fusion.params_for("code", "one two three four five six seven eight")
+    assert eight.text_weight == pytest.approx(code.text_weight + code.text_weight_per_word)
+    assert eight.cosine_weight == code.cosine_weight and eight.bias == code.bias
+    capped = code.text_weight + code.max_added_text_weight
+    long = "a b c d e f g h i j k l m n o p q r s t"
+    assert fusion.params_for("code", " ".join(f"word{c}" for c in long.split())).text_weight == (
+        pytest.approx(capped)
+    )
+    # An identifier is one word however many parts it has.
+    assert fusion.params_for("code", "getUserNameFromTheSessionCookieAndStoreIt") == code
+    # Prose and conversation keep their fitted weight at any length.
+    for kind in ("kb", "event", None):
+        assert fusion.params_for(kind, long) == fusion.params_for(kind)
+
+
 def test_pointwise_empty_legs() -> None:
     assert fusion.pointwise([], [], {}, {}) == []
 

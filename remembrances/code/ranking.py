@@ -38,8 +38,8 @@ holds its own code, not what its class is for: "estimate the remaining time of a
 progress bar" reads close to ``ProgressBar`` and only a little to its ``eta``; the
 method takes part of its class's closeness (``enclosing_weight`` / ``cosine_weight``).
 
-The score is then ``fusion.params_for("code").score(cosine, coverage, name, parameter,
-enclosing)``.
+The score is then ``fusion.params_for("code", query).score(cosine, coverage, name,
+parameter, enclosing)``: words weigh more in a long question (``FusionParams.for_question``).
 
 A long symbol is indexed as several parts, and a search showed each part as a
 hit of its own, so one long function could fill the top ten; hits are folded
@@ -237,7 +237,7 @@ def enclosing_matches(results: Sequence[SearchResult]) -> dict[int, float]:
 
 def rescored(store: Store, query: str, results: Sequence[SearchResult]) -> list[SearchResult]:
     """Hybrid results scored with the name, parameter and enclosing matches, best first."""
-    params = fusion.params_for(KIND)
+    params = fusion.params_for(KIND, query)
     names = name_matches(store, query, results)
     parameters = parameter_matches(query, results)
     enclosing = enclosing_matches(results)

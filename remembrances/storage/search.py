@@ -196,7 +196,7 @@ def _fuse(
             for r, (i, s) in enumerate(vector_hits, start=1)
         ]
     ids = list(dict.fromkeys([i for i, _ in vector_hits] + [i for i, _ in text_hits]))
-    params = fusion.params_for(request.kind)
+    params = fusion.params_for(request.kind, request.query)
     coverages = engine.text_match(tx, request.query, ids, joined_names=params.joined_names)
     if request.mode == "text":
         ranked = [

@@ -121,6 +121,25 @@ def test_one_shared_word_is_not_a_name_match(http_repo: RemembrancesService) -> 
         assert hit.score < 0.05
 
 
+def test_a_long_question_weighs_its_words_more(http_repo: RemembrancesService) -> None:
+    # Twelve words: coverage weighs more than in the fitted short-question settings.
+    # No two of them name a symbol, so name and parameter matches are 0.
+    question = (
+        "which value did the server send back for this header, the newest one "
+        "when the response repeated the same field several times"
+    )
+    hits = http_repo.code.search(question, project="client")
+    long_params = fusion.params_for("code", question)
+    assert long_params.text_weight > fusion.params_for("code").text_weight
+    assert any((h.text_score or 0.0) > 0.1 for h in hits)
+    for hit in hits:
+        assert hit.vector_score is not None and hit.text_score is not None
+        expected = long_params.score(
+            hit.vector_score, hit.text_score, enclosing=enclosing(hit, hits)
+        )
+        assert hit.score == pytest.approx(expected), hit.qualified_name
+
+
 def test_name_match_counts_the_query_words_in_name_and_path(store: Store) -> None:
     def hit(chunk_id: int, path: str, kind: str, qualified: str) -> SearchResult:
         meta = {"kind": kind, "qualified_name": qualified}
