@@ -42,7 +42,8 @@ from benchmarks import devsuite
 from benchmarks.devsuite.suite import Hit, _relative, all_sets, answer_rank, normalised
 from remembrances.enrichment import EnricherConfig, EnrichmentPlan, HeuristicPlanner
 from remembrances.enrichment.config import DEFAULT_MIN_SCORE
-from remembrances.enrichment.heuristic import _terms, _unique
+from remembrances.enrichment.heuristic import _TRACEBACK, _condensed_traceback, _terms
+from remembrances.enrichment.time_phrases import find_time_window
 
 THRESHOLDS = (0.002, 0.005, 0.01, 0.02, 0.03, 0.05)
 UNRELATED = [
@@ -130,14 +131,27 @@ def report(kind: str, source: str, cache: Path | None) -> None:
 
 class KeywordCodePlanner(HeuristicPlanner):
     """The heuristic planner as it was before 2026-11-26: code searched with the
-    prompt's protected terms alone, or its keywords when it named none."""
+    prompt's protected terms alone, or its keywords when it named none, and the KB
+    with its keywords (the terms in prompt order)."""
 
     def plan(self, prompt: str) -> EnrichmentPlan:
         plan = super().plan(prompt)
-        terms = _terms(" ".join(str(prompt).split()))
+        text = _TRACEBACK.sub(_condensed_traceback, str(prompt))
+        terms = _terms(find_time_window(text, now=self.now(), tz=self.tz)[1])
         protected = _unique([t.text for t in terms if t.kind != "word"])
         words = [t.text for t in terms if t.kind == "word"]
-        return dataclasses.replace(plan, code_query=" ".join(protected) or " ".join(words))
+        keywords = " ".join(_unique([t.text for t in terms])) if plan.kb_query else ""
+        return dataclasses.replace(
+            plan, code_query=" ".join(protected) or " ".join(words), kb_query=keywords
+        )
+
+
+def _unique(values: list[str]) -> list[str]:
+    """First occurrences, compared without case (as the planner compared them then)."""
+    seen: dict[str, str] = {}
+    for value in values:
+        seen.setdefault(value.strip().lower(), value.strip())
+    return [v for v in seen.values() if v]
 
 
 def enrichment(cache: Path | None) -> None:

@@ -223,7 +223,18 @@ def test_reply_words_beside_other_words_stay_in_the_queries(planner: HeuristicPl
     plan = planner.plan("limit the user to picking one value from a fixed list")
     assert "one" in words(plan.kb_query) and "one" in words(plan.events_query)
     other = planner.plan("no, the other branch")  # "branch" is news: searched as said
-    assert (other.kb_query, other.events_query) == ("branch", "no, the other branch")
+    assert other.kb_query == other.events_query == "no, the other branch"
+
+
+def test_the_kb_gets_the_prompt_less_its_request_phrases(planner: HeuristicPlanner) -> None:
+    # Sentence order stays (the model embeds sentences, not keyword lists); request
+    # phrases go, except inside a quoted string or a path.
+    plan = planner.plan(
+        'Can you please explain why "find the user" fails in src/check/find.py for admins?'
+    )
+    assert plan.kb_query == 'why "find the user" fails in src/check/find.py for admins?'
+    assert plan.code_query == plan.events_query  # as said
+    assert "please" in words(plan.code_query)
 
 
 TRACEBACK = """I get this when I open the home page:
