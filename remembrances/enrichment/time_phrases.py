@@ -9,6 +9,7 @@ runs until now, so an event is not lost to an argument about what the phrase mea
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
@@ -96,10 +97,7 @@ def find_time_window(
 ) -> tuple[TimeWindow | None, str]:
     """The first time phrase in ``prompt`` as a window, and the prompt without it."""
     current = (now or datetime.now(UTC)).astimezone(tz)
-    for rule, pattern in _RULES:
-        match = pattern.search(prompt)
-        if match is None:
-            continue
+    for rule, match in _phrases(prompt):
         window = _window(rule, match, current, tz)
         if window is None:
             continue
@@ -114,6 +112,25 @@ def find_time_window(
             rest,
         )
     return None, prompt
+
+
+#: "the last Friday of the month", "the first day of each year": a place in a period.
+_PLACE_IN_PERIOD = re.compile(r"\s+of\b", re.IGNORECASE)
+#: "every Monday", "each day": a recurrence.
+_RECURRENCE = re.compile(r"\b(?:every|each)\s+$", re.IGNORECASE)
+
+
+def _phrases(prompt: str) -> Iterator[tuple[str, re.Match[str]]]:
+    """Each rule's matches in rule order, less those that name a place in a period or a
+    recurrence rather than a time ("get the last Friday of the month", "deploys run
+    every Monday"): the phrase stays in the prompt, as words to search for."""
+    for rule, pattern in _RULES:
+        for match in pattern.finditer(prompt):
+            if _PLACE_IN_PERIOD.match(prompt, match.end()):
+                continue
+            if _RECURRENCE.search(prompt, 0, match.start()):
+                continue
+            yield rule, match
 
 
 def _midnight(day: date, tz: tzinfo) -> datetime:

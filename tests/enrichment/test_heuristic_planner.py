@@ -137,6 +137,26 @@ def test_time_phrase_is_not_searched_as_words(planner: HeuristicPlanner) -> None
     assert "yesterday" not in words(plan.events_query) | words(plan.kb_query)
 
 
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "get the last friday of the current month",
+        "the last day of each month is a holiday",
+        "deploys run every Monday",
+        "we back up each day at noon",
+    ],
+)
+def test_a_place_in_a_period_or_a_recurrence_is_not_a_window(
+    planner: HeuristicPlanner, prompt: str
+) -> None:
+    # The phrase is the question's subject, not when it happened: searched as words.
+    plan = planner.plan(prompt)
+    assert plan.events_since is None and plan.events_until is None
+    assert plan.kb_query == plan.code_query == prompt
+    # The same words as a time still are one.
+    assert planner.plan("what did we decide last friday?").events_since is not None
+
+
 def test_last_and_latest_favour_recent_events(planner: HeuristicPlanner) -> None:
     assert planner.plan("why did the last deploy fail?").events_recent
     assert planner.plan("show the latest incident").events_recent
