@@ -49,7 +49,15 @@ QUESTIONS_DIR = Path(__file__).resolve().parent / "questions"
 NAIVE_SYSTEMS = ("bm25", "embed", "rrf")
 REM_SYSTEMS = ("rem-hybrid", "rem-vector", "rem-text")
 SYSTEMS = NAIVE_SYSTEMS + REM_SYSTEMS
-SELFSUP_LIBRARIES = ("itsdangerous", "attrs", "requests", "flask", "click")
+SELFSUP_LIBRARIES = (
+    "itsdangerous",
+    "attrs",
+    "requests",
+    "flask",
+    "click",
+    "marshmallow",
+    "python-dateutil",
+)
 TOP = 10
 EMBED_BATCH = 64
 
