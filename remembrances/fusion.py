@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .fts_query import query_terms
+from .fts_query import STOP_WORDS, query_terms
 
 RRF_K = 60
 
@@ -98,7 +98,7 @@ class FusionParams:
     max_added_text_weight: float = 0.0
 
     def for_question(self, words: int) -> FusionParams:
-        """These settings for a question of ``words`` words (``fts_query.query_terms``)."""
+        """These settings for a question of ``words`` words (``params_for`` counts them)."""
         added = self.text_weight_per_word * max(words - self.long_question_words, 0)
         added = min(added, self.max_added_text_weight)
         return replace(self, text_weight=self.text_weight + added) if added > 0 else self
@@ -148,7 +148,7 @@ KIND_PARAMS: dict[str, FusionParams] = {
     # self-supervised sets -0.002 nDCG@10 with it on, benchmarks/RESULTS.md).
     # Words weigh more in questions of more than 7 words (up to +1.5 from 10): on the
     # hand-written code sets' fit halves the best coverage weight was 1-1.5 for up to 6
-    # words, 2 for 7-9 and 3 from 10 (benchmarks/RESULTS.md, "Long questions"); CoSQA's
+    # words, 2 for 7-9 and 3 from 10 (benchmarks/RESULTS.md, "Long code questions"); CoSQA's
     # web queries (4-6 words) are unchanged.
     "code": FusionParams(
         bias=-9.3,
@@ -167,7 +167,9 @@ KIND_PARAMS: dict[str, FusionParams] = {
 
 def params_for(kind: str | Sequence[str] | None, question: str | None = None) -> FusionParams:
     """The fusion settings for a search filtered to ``kind`` (one kind), else the default;
-    with ``question``, for its length (:meth:`FusionParams.for_question`)."""
+    with ``question``, for its length (:meth:`FusionParams.for_question`): its words
+    that are not stop words, a camelCase name as one, a snake_case or dotted one as its
+    parts (as the text index splits them)."""
     if isinstance(kind, str):
         params = KIND_PARAMS.get(kind, DEFAULT_PARAMS)
     elif kind is not None and len(kind) == 1:
@@ -176,7 +178,8 @@ def params_for(kind: str | Sequence[str] | None, question: str | None = None) ->
         params = DEFAULT_PARAMS
     if question is None:
         return params
-    return params.for_question(len(query_terms(question, split_identifiers=False)))
+    words = [t for t in query_terms(question, split_identifiers=False) if t not in STOP_WORDS]
+    return params.for_question(len(words))
 
 
 def pointwise(

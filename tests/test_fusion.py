@@ -43,8 +43,11 @@ def test_words_weigh_more_in_a_long_code_question() -> None:
     assert fusion.params_for("code", " ".join(f"word{c}" for c in long.split())).text_weight == (
         pytest.approx(capped)
     )
-    # An identifier is one word however many parts it has.
+    # A camelCase name is one word however many parts it has; stop words never count.
     assert fusion.params_for("code", "getUserNameFromTheSessionCookieAndStoreIt") == code
+    assert fusion.params_for("code", "what is it that you have been doing there with them") == (
+        code
+    )
     # Prose and conversation keep their fitted weight at any length.
     for kind in ("kb", "event", None):
         assert fusion.params_for(kind, long) == fusion.params_for(kind)

@@ -224,13 +224,14 @@ def _check_answers(corpus: Corpus) -> None:
             elif not any(anchor in normalised(c.text) for c in corpus.chunks if c.path == path):
                 problems.append(f"{path}: no paragraph contains {anchor!r}")
     else:
-        # The naive chunks stop at functions: a definition nested in one is checked
-        # against the function's chunk (the question then lists the function too).
+        # The naive chunks stop at functions: a definition nested in one is accepted when
+        # the question also lists the function (whose chunk holds it), and only then.
         labels = {f"{c.path}:{c.label}" for c in corpus.chunks}
         problems = [
             f"no symbol {a}"
-            for a in corpus.answer_list
-            if not any(a == label or a.startswith(f"{label}.") for label in labels)
+            for q in corpus.questions
+            for a in q.answers
+            if a not in labels and not any(a.startswith(f"{b}.") for b in q.answers if b in labels)
         ]
     if problems:
         raise ValueError(f"{corpus.spec.name}: answers not in the corpus: " + "; ".join(problems))

@@ -276,6 +276,12 @@ RECAP_WORDS = frozenset(
 )
 
 _REQUEST = re.compile(r"(?<![\w.])(?:" + "|".join(REQUEST_PHRASES) + r")(?![\w])", re.IGNORECASE)
+#: The same phrases as prose: between spaces or sentence punctuation, so that code and
+#: URLs keep their words (``check(find(x))``, ``/api/check``, ``Write-Ahead``).
+_REQUEST_IN_PROSE = re.compile(
+    r"(?<![^\s,;!?\"'(])(?:" + "|".join(REQUEST_PHRASES) + r")(?=$|[\s,.;:!?\"')])",
+    re.IGNORECASE,
+)
 _QUOTED = re.compile(
     r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|`([^`\n]{1,200})`|(?<![\w])'([^'\n]{2,200})'(?![\w])"
 )
@@ -485,13 +491,14 @@ def _terms(text: str) -> list[_Term]:
 
 
 def _without_requests(text: str, protected: list[_Term]) -> str:
-    """``text`` less its request phrases ("can you please", "explain"), outside the
-    protected spans: a path or a quoted string keeps every word."""
+    """``text`` less its request phrases ("can you please", "explain") where they are
+    prose: a path, a quoted string or a line of code keeps every word."""
     pieces, cursor = [], 0
     for term in sorted(protected, key=lambda t: t.start):
-        pieces += [_REQUEST.sub(" ", text[cursor : term.start]), text[term.start : term.end]]
+        gap = text[cursor : term.start]
+        pieces += [_REQUEST_IN_PROSE.sub(" ", gap), text[term.start : term.end]]
         cursor = term.end
-    pieces.append(_REQUEST.sub(" ", text[cursor:]))
+    pieces.append(_REQUEST_IN_PROSE.sub(" ", text[cursor:]))
     return " ".join("".join(pieces).split())
 
 

@@ -114,10 +114,17 @@ def find_time_window(
     return None, prompt
 
 
-#: "the last Friday of the month", "the first day of each year": a place in a period.
-_PLACE_IN_PERIOD = re.compile(r"\s+of\b", re.IGNORECASE)
+#: "the last Friday of the month", "the first day of each year": a place in a period
+#: ("the last 3 days of logs" is a window: what follows "of" is not a period).
+_PLACE_IN_PERIOD = re.compile(
+    r"\s+of\s+(?:(?:the|each|every|this|that|next|last|a)\s+)?"
+    r"(?:(?:current|previous|following)\s+)?(?:week|month|year|quarter)\b",
+    re.IGNORECASE,
+)
 #: "every Monday", "each day": a recurrence.
 _RECURRENCE = re.compile(r"\b(?:every|each)\s+$", re.IGNORECASE)
+#: How far before a phrase "every" / "each" is looked for (the words and spaces between).
+_RECURRENCE_REACH = 16
 
 
 def _phrases(prompt: str) -> Iterator[tuple[str, re.Match[str]]]:
@@ -128,7 +135,7 @@ def _phrases(prompt: str) -> Iterator[tuple[str, re.Match[str]]]:
         for match in pattern.finditer(prompt):
             if _PLACE_IN_PERIOD.match(prompt, match.end()):
                 continue
-            if _RECURRENCE.search(prompt, 0, match.start()):
+            if _RECURRENCE.search(prompt, max(match.start() - _RECURRENCE_REACH, 0), match.start()):
                 continue
             yield rule, match
 

@@ -153,8 +153,9 @@ def test_a_place_in_a_period_or_a_recurrence_is_not_a_window(
     plan = planner.plan(prompt)
     assert plan.events_since is None and plan.events_until is None
     assert plan.kb_query == plan.code_query == prompt
-    # The same words as a time still are one.
+    # The same words as a time still are one, and so is a window "of" something else.
     assert planner.plan("what did we decide last friday?").events_since is not None
+    assert planner.plan("show me the last 3 days of logs").events_since is not None
 
 
 def test_last_and_latest_favour_recent_events(planner: HeuristicPlanner) -> None:
@@ -255,6 +256,23 @@ def test_the_kb_gets_the_prompt_less_its_request_phrases(planner: HeuristicPlann
     assert plan.kb_query == 'why "find the user" fails in src/check/find.py for admins?'
     assert plan.code_query == plan.events_query  # as said
     assert "please" in words(plan.code_query)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "return check(find(items), write=True) raises an error",
+        "why does https://example.com/api/check/find?write=1 return 404",
+        "the Write-Ahead Log grows without bound",
+    ],
+)
+def test_code_and_urls_keep_words_that_are_request_phrases_in_prose(
+    planner: HeuristicPlanner, prompt: str
+) -> None:
+    query = planner.plan(prompt).kb_query
+    for kept in ("check", "find", "write"):
+        if kept in prompt.lower():
+            assert kept in query.lower(), (kept, query)
 
 
 TRACEBACK = """I get this when I open the home page:
