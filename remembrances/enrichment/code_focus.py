@@ -341,7 +341,8 @@ def _others_item(name: str, others: list[CodeSymbol]) -> list[ContextItem]:
     ]
     if len(others) > MAX_LISTED:
         lines.append(f"... {len(others) - MAX_LISTED} more")
-    origin = f"{name} is also defined in {len(others)} more places"
+    places = "place" if len(others) == 1 else "places"
+    origin = f"{name} is also defined in {len(others)} more {places}"
     return [ContextItem("code", origin, "\n".join(lines), None, f"code:definitions:{name}")]
 
 

@@ -22,6 +22,16 @@ from .time_phrases import find_time_window
 
 #: Phrases that ask for something rather than say what it is about.
 REQUEST_PHRASES = [
+    # Politeness and hedges, longest first (an alternation takes the first that matches).
+    r"(?:hi|hey|hello)\s+there",
+    r"(?:thanks|thank\s+you)\s+(?:so|very)\s+much",
+    r"quick\s+question",
+    r"i\s+was\s+wondering(?:\s+(?:if|whether))?",
+    r"i\s+wonder(?:\s+(?:if|whether))?",
+    r"a\s+little(?:\s+bit)?",
+    r"a\s+bit",
+    r"maybe",
+    r"perhaps",
     r"please",
     r"pls",
     r"kindly",
@@ -222,6 +232,8 @@ _RECAP = re.compile(
     r"chatted|chatting|say|said|saying|cover|covered|decide|decided|agree|agreed))\b",
     re.IGNORECASE,
 )
+#: The recap cues that name what to look for: decisions.
+_DECISIONS = re.compile(r"\b(?:decide|decided|agree|agreed)\b", re.IGNORECASE)
 #: ... asked as a question or a request: "yes, we agreed" and "I said no" are replies.
 _ASKS = re.compile(
     r"\?|\b(?:what|where|which|when|how|recap|summari[sz]e|summary|remind|tell|show|catch|"
@@ -370,7 +382,11 @@ class HeuristicPlanner:
         text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", " ", text)[:20_000]
         text = _TRACEBACK.sub(_condensed_traceback, text)
 
-        window, text = find_time_window(text, now=self.now(), tz=self.tz)
+        window, rest = find_time_window(text, now=self.now(), tz=self.tz)
+        # A date ("add a month to January 31st") is also words a note or code may hold:
+        # the KB and code keep it. "Yesterday" and "last week" only say when.
+        topic = text if window is not None and window.absolute else rest
+        text = rest
 
         terms = _terms(text)
         protected = [t for t in terms if t.kind != "word"]
@@ -381,6 +397,9 @@ class HeuristicPlanner:
             and _ASKS.search(text) is not None
             and all(w.lower() in RECAP_WORDS or w.lower() in REPLY_WORDS for w in words)
         )
+        # "What did we decide last week?" asks for the window's decisions: searched for
+        # in it, since a busy week's newest events would crowd a listing.
+        decisions = recap and window is not None and _DECISIONS.search(text) is not None
         if recap or (not protected and all(w.lower() in REPLY_WORDS for w in words)):
             terms, words = [], []  # about the conversation itself: nothing to look up
         has_code_signal = any(t.kind in ("path", "identifier", "error") for t in protected)
@@ -395,8 +414,13 @@ class HeuristicPlanner:
         # less its request phrases: on the six docs sets the answer reached the block
         # for 132 of 171 questions against 125 with the keywords (docs/enrichment.md).
         said = " ".join(text.split()) if words or protected else ""
-        code_query = events_query = said
-        kb_query = _without_requests(text, protected) if said else ""
+        events_query = said
+        if decisions:
+            events_query = " ".join(text.split())
+        code_query = " ".join(topic.split()) if said else ""
+        if topic is not text:
+            protected = [t for t in _terms(topic) if t.kind != "word"]
+        kb_query = _without_requests(topic, protected) if said else ""
 
         kb_limit, code_limit, events_limit = self.kb_limit, self.code_limit, self.events_limit
         if has_code_signal:

@@ -44,6 +44,17 @@ _NUMBER_WORDS = {
 _N = r"(\d{1,4}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|couple of|few)"
 _UNIT = r"(minute|min|hour|hr|day|week|month|year)s?"
 _DAY = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_MONTHS = [
+    "january", "february", "march", "april", "may", "june",
+    "july", "august", "september", "october", "november", "december",
+]  # fmt: skip
+#: A month by name or its three-letter short form ("Sept" too).
+_MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
+_DATE_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(?:,?\s+(\d{4}))?"
+#: Rules whose phrase is a date a note or a line of code may hold as words ("January
+#: 31st", "2026-11-02"); the others ("yesterday", "last week") only say when.
+_ABSOLUTE = frozenset({"since_date", "on_date", "month_day", "day_month", "month"})
 _ISO_DATE = r"(\d{4}-\d{2}-\d{2})"
 
 
@@ -52,6 +63,8 @@ class TimeWindow:
     since: datetime | None
     until: datetime | None
     phrase: str
+    #: A date ("January 31st"), which a note or code may also hold as words.
+    absolute: bool = False
 
 
 def _pattern(text: str) -> re.Pattern[str]:
@@ -71,6 +84,13 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
     ("since_date", _pattern(rf"since\s+{_ISO_DATE}")),
     ("since_yesterday", _pattern(r"since\s+yesterday")),
     ("on_date", _pattern(rf"(?:on\s+)?{_ISO_DATE}")),
+    # "Nov 17", "on November 17th", "17 November": a day of the latest such date.
+    ("month_day", _pattern(rf"(?:on\s+)?{_MONTH}\s+{_DATE_DAY}(?![\d:]){_YEAR}")),
+    ("day_month", _pattern(rf"(?:on\s+)?(?:the\s+)?{_DATE_DAY}\s+(?:of\s+)?{_MONTH}{_YEAR}")),
+    # "in October", "during Sept": the latest such month ("may", "march" alone are verbs).
+    ("month", _pattern(rf"(?:in|during|since|throughout)\s+{_MONTH}{_YEAR}")),
+    ("weekend", _pattern(r"(?:over\s+|during\s+|on\s+)?(?:the|this|last|past)\s+weekend")),
+    ("week_before_last", _pattern(r"(?:in\s+|during\s+)?the\s+week\s+before\s+last")),
     ("part_of_today", _pattern(r"(?:earlier\s+)?this\s+(morning|afternoon|evening)|tonight")),
     ("last_night", _pattern(r"last\s+night")),
     (
@@ -108,6 +128,7 @@ def find_time_window(
                 None if since is None else since.astimezone(UTC),
                 None if until is None else until.astimezone(UTC),
                 match.group(0),
+                rule in _ABSOLUTE,
             ),
             rest,
         )
@@ -150,6 +171,11 @@ def _day_end(day: date, tz: tzinfo) -> datetime:
     return _midnight(day + timedelta(days=1), tz) - timedelta(microseconds=1)
 
 
+def _month_number(name: str) -> int:
+    name = name.lower().rstrip(".")
+    return next(i for i, full in enumerate(_MONTHS, 1) if full.startswith(name[:3]))
+
+
 def _count(word: str) -> int:
     word = " ".join(word.lower().split())
     return int(word) if word.isdigit() else _NUMBER_WORDS[word]
@@ -184,6 +210,38 @@ def _window(
         if rule == "since_date":
             return _midnight(day, tz), now
         return _midnight(day, tz), _day_end(day, tz)
+    if rule in ("month_day", "day_month", "month"):
+        groups = match.groups()
+        name = groups[0] if rule != "day_month" else groups[1]
+        month = _month_number(name)
+        said_year = int(groups[-1]) if groups[-1] else None
+        if rule == "month":
+            year = said_year or (today.year if month <= today.month else today.year - 1)
+            first = date(year, month, 1)
+            last = (first.replace(day=28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
+            since = _midnight(first, tz)
+            if match.group(0).lower().startswith("since"):
+                return since, now
+            return since, min(_day_end(last, tz), now)
+        number = int(groups[1] if rule == "month_day" else groups[0])
+        for year in (said_year,) if said_year else (today.year, today.year - 1):
+            try:
+                day = date(year, month, number)
+            except ValueError:
+                return None  # "Feb 30": not a date
+            if day <= today or said_year:
+                return _midnight(day, tz), _day_end(day, tz)
+        return None
+    if rule == "weekend":
+        saturday = _last_weekday(today, "saturday")
+        if match.group(0).lower().split()[-2] in ("last", "past") and today - saturday < timedelta(
+            days=2
+        ):
+            saturday -= timedelta(days=7)  # said during a weekend: the one before
+        return _midnight(saturday, tz), min(_day_end(saturday + timedelta(days=1), tz), now)
+    if rule == "week_before_last":
+        monday = today - timedelta(days=today.weekday() + 14)
+        return _midnight(monday, tz), _day_end(monday + timedelta(days=6), tz)
     if rule == "since_yesterday":
         return _midnight(today - timedelta(days=1), tz), now
     if rule == "part_of_today":

@@ -232,7 +232,7 @@ def test_the_definitions_not_shown_are_listed_by_location(ambiguous: Remembrance
         "[repo] codecs/cp437.py:2-3 Codec.encode (method)",
     ]
     listed = next(i for i in enrichment.items["code"] if i.key == "code:definitions:Codec.encode")
-    assert listed.origin == "Codec.encode is also defined in 1 more places"
+    assert listed.origin == "Codec.encode is also defined in 1 more place"
     assert listed.text == "[repo] codecs/latin1.py:2-3 Codec.encode (method)"
     assert "codecs/latin1.py:2-3 Codec.encode" in enrichment.text
 

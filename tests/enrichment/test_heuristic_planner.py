@@ -118,6 +118,18 @@ def test_identifiers_raise_the_code_count(planner: HeuristicPlanner) -> None:
         ("anything since 2026-10-01?", "2026-10-01T00:00", "now"),
         ("the meeting on Tuesday", "2026-11-17T00:00", "2026-11-17T23:59:59.999999"),
         ("what did we ship last month", "2026-10-01T00:00", "now"),
+        # Said on Saturday 21 November: this weekend so far, and the one before.
+        ("what happened over the weekend?", "2026-11-21T00:00", "now"),
+        ("what broke last weekend?", "2026-11-14T00:00", "2026-11-15T23:59:59.999999"),
+        ("what happened on Nov 17?", "2026-11-17T00:00", "2026-11-17T23:59:59.999999"),
+        (
+            "the outage on the 3rd of November 2025",
+            "2025-11-03T00:00",
+            "2025-11-03T23:59:59.999999",
+        ),
+        ("incidents in October", "2026-10-01T00:00", "2026-10-31T23:59:59.999999"),
+        ("anything in December?", "2025-12-01T00:00", "2025-12-31T23:59:59.999999"),
+        ("what did we ship the week before last", "2026-11-02T00:00", "2026-11-08T23:59:59.999999"),
     ],
 )
 def test_time_phrases_become_a_utc_window(
@@ -156,6 +168,16 @@ def test_a_place_in_a_period_or_a_recurrence_is_not_a_window(
     # The same words as a time still are one, and so is a window "of" something else.
     assert planner.plan("what did we decide last friday?").events_since is not None
     assert planner.plan("show me the last 3 days of logs").events_since is not None
+
+
+def test_a_date_stays_in_the_kb_and_code_queries(planner: HeuristicPlanner) -> None:
+    # "January 31st" is words a note or code may hold; "yesterday" is not.
+    plan = planner.plan("what happens when I add one month to January 31st?")
+    assert plan.events_since is not None
+    assert "January 31st" in plan.kb_query and "January 31st" in plan.code_query
+    assert "January" not in plan.events_query
+    assert planner.plan("the Feb 30 outage report").events_since is None  # not a date
+    assert planner.plan("I may march in the parade").events_since is None  # verbs
 
 
 def test_last_and_latest_favour_recent_events(planner: HeuristicPlanner) -> None:

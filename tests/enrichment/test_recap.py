@@ -92,6 +92,26 @@ def test_a_recap_of_a_day_lists_that_day() -> None:
     assert plan.has_time_window and not plan.events_recap and plan.events_query == ""
 
 
+def test_a_windows_decisions_are_searched_for_not_listed(location: str) -> None:
+    # A busy week: twelve routine events newer than the decision would fill a listing.
+    plan = HeuristicPlanner(now=lambda: NOW).plan("what did we decide last week?")
+    assert plan.has_time_window and "decide" in plan.events_query
+    assert plan.kb_query == plan.code_query == ""  # nothing to look up elsewhere
+    with remembrances.open(location, embedder="local") as svc:
+        svc.events.log(
+            "We decided to pin werkzeug below 3.1 until the proxy fix lands",
+            subject="decision",
+            at=NOW - timedelta(days=8),
+        )
+        for hour in range(12):
+            svc.events.log(
+                f"Nightly build {hour} passed", subject="ci", at=NOW - timedelta(days=3, hours=hour)
+            )
+        svc.enricher.planner = HeuristicPlanner(now=lambda: NOW)
+        block = svc.enrich_context("what did we decide last week?")
+    assert "pin werkzeug" in block, block
+
+
 def test_where_did_we_leave_off_shows_the_latest_conversation_in_order(
     memory: RemembrancesService,
 ) -> None:
