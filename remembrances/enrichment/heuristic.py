@@ -398,7 +398,8 @@ class HeuristicPlanner:
             and all(w.lower() in RECAP_WORDS or w.lower() in REPLY_WORDS for w in words)
         )
         # "What did we decide last week?" asks for the window's decisions: searched for
-        # in it, since a busy week's newest events would crowd a listing.
+        # in it, since a busy week's newest events would crowd a listing; a logged
+        # decision says "decision", which does not share the verb's stem.
         decisions = recap and window is not None and _DECISIONS.search(text) is not None
         if recap or (not protected and all(w.lower() in REPLY_WORDS for w in words)):
             terms, words = [], []  # about the conversation itself: nothing to look up
@@ -415,8 +416,8 @@ class HeuristicPlanner:
         # for 132 of 171 questions against 125 with the keywords (docs/enrichment.md).
         said = " ".join(text.split()) if words or protected else ""
         events_query = said
-        if decisions:
-            events_query = " ".join(text.split())
+        if decisions:  # the verb and the noun stem apart ("decid", "decis")
+            events_query = " ".join([*text.split(), "decisions"])
         code_query = " ".join(topic.split()) if said else ""
         if topic is not text:
             protected = [t for t in _terms(topic) if t.kind != "word"]
