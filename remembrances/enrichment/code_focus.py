@@ -278,7 +278,7 @@ def _definitions(
     qualified name is the name itself (``Pool`` means the class ``Pool`` before
     the method ``BaseContext.Pool``), then classes and functions, then code
     outside tests, then the definition in the file most other files use (the
-    reference graph).
+    reference graph). Type stubs are shown only when nothing else defines the name.
     """
     candidates = code.find_symbol(name, project=project, limit=MAX_CANDIDATES)
     # case-sensitive: find_symbol also tries ignoring case (a package's own name may
@@ -317,7 +317,15 @@ def _definitions(
             s.path,
         )
     )
-    return found[:MAX_DEFINITIONS], found[MAX_DEFINITIONS:]
+    # A type stub (``datastructures.pyi``, ``index.d.ts``) declares what a file beside it
+    # implements: shown only when nothing else defines the name.
+    implemented = [s for s in found if not _is_stub(s.path)]
+    shown = (implemented or found)[:MAX_DEFINITIONS]
+    return shown, [s for s in found if s not in shown]
+
+
+def _is_stub(path: str) -> bool:
+    return path.endswith((".pyi", ".d.ts", ".d.mts", ".d.cts"))
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,}")

@@ -281,6 +281,32 @@ def test_the_definition_that_runs_comes_before_its_overload_stubs(
     assert definitions(with_package)[0] == "[conv] conv.py:11-13 Converter.convert (method)"
 
 
+STUB = """from typing import overload
+
+
+class Converter:
+    @overload
+    def convert(self, value: int) -> int: ...
+    @overload
+    def convert(self, value: str) -> str: ...
+"""
+
+
+def test_a_type_stub_steps_aside_for_the_implementation(tmp_path: Path, location: str) -> None:
+    write(tmp_path / "conv", {"conv.py": OVERLOADED, "conv.pyi": STUB})
+    with remembrances.open(location, embedder=HashEmbedder(64)) as svc:
+        svc.code.index(tmp_path / "conv", project="conv")
+        enrichment = ContextEnricher(svc).enrich("what does `Converter.convert` do?")
+    shown = [o for o in definitions(enrichment) if o.endswith("(method)")]
+    # the implementation, then the next definition in the same file; the stub is listed
+    assert shown == [
+        "[conv] conv.py:11-13 Converter.convert (method)",
+        "[conv] conv.py:5-6 Converter.convert (method)",
+    ]
+    listed = next(i for i in enrichment.items["code"] if "also defined in" in i.origin)
+    assert "conv.pyi" in listed.text
+
+
 def test_a_line_naming_the_name_twice_is_one_use(tmp_path: Path, location: str) -> None:
     repo = tmp_path / "dup"
     repo.mkdir()
