@@ -118,20 +118,15 @@ def find_time_window(
     """The first time phrase in ``prompt`` as a window, and the prompt without it."""
     current = (now or datetime.now(UTC)).astimezone(tz)
     for rule, match in _phrases(prompt):
-        window = _window(rule, match, current, tz)
-        if window is None:
+        try:
+            window = _window(rule, match, current, tz)
+            if window is None:
+                continue
+            since, until = (None if t is None else t.astimezone(UTC) for t in window)
+        except (OverflowError, ValueError):  # the calendar's edges: "on Dec 31 9999"
             continue
-        since, until = window
         rest = (prompt[: match.start()] + " " + prompt[match.end() :]).strip()
-        return (
-            TimeWindow(
-                None if since is None else since.astimezone(UTC),
-                None if until is None else until.astimezone(UTC),
-                match.group(0),
-                rule in _ABSOLUTE,
-            ),
-            rest,
-        )
+        return TimeWindow(since, until, match.group(0), rule in _ABSOLUTE), rest
     return None, prompt
 
 

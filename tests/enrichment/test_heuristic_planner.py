@@ -180,6 +180,19 @@ def test_a_date_stays_in_the_kb_and_code_queries(planner: HeuristicPlanner) -> N
     assert planner.plan("I may march in the parade").events_since is None  # verbs
 
 
+@pytest.mark.parametrize(
+    "prompt",
+    ["what happened on Dec 31 9999?", "in December 9999", "on 9999-12-31", "on Jan 1 0001"],
+)
+@pytest.mark.parametrize("hours", [0, 5, -5])
+def test_dates_at_the_calendars_edges_plan_without_error(prompt: str, hours: int) -> None:
+    # A window past year 9999 or before year 1 cannot be built: no window, no error.
+    planner = HeuristicPlanner(now=lambda: NOW, tz=timezone(timedelta(hours=hours)))
+    plan = planner.plan(prompt)
+    if plan.events_since is not None:
+        assert plan.events_until is None or plan.events_since <= plan.events_until
+
+
 def test_last_and_latest_favour_recent_events(planner: HeuristicPlanner) -> None:
     assert planner.plan("why did the last deploy fail?").events_recent
     assert planner.plan("show the latest incident").events_recent
