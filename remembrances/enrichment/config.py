@@ -43,7 +43,8 @@ class EnricherConfig:
     - ``max_chars`` / ``section_chars`` / ``item_chars``: budgets in characters for
       the whole block, each source's section, and one item before fitting. 6000
       characters is about 1500 tokens: enough for a few precise hits without
-      drowning the user's own prompt.
+      drowning the user's own prompt. Items of 1000 characters let a section hold
+      three: more answers reached the block than at 1500 (docs/enrichment.md).
     - ``max_tokens`` / ``section_tokens``: the same budgets in tokens, checked with
       ``tokenizer`` (a callable returning the token count of a string) when given.
     - ``previous_turn``: show a matched conversation turn with the turn another
@@ -62,7 +63,7 @@ class EnricherConfig:
     min_score: float | Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_MIN_SCORE))
     max_chars: int | None = 6000
     section_chars: int | Mapping[str, int | None] | None = 3000
-    item_chars: int | None = 1500
+    item_chars: int | None = 1000
     max_tokens: int | None = None
     section_tokens: int | Mapping[str, int | None] | None = None
     tokenizer: Callable[[str], int] | None = None
