@@ -107,7 +107,7 @@ def search(
         mode=mode,  # type: ignore[arg-type]  # click.Choice checked it
     )
     data = records(hits)
-    state.out.emit(data, hits_view(state.out, data))
+    state.out.emit(data, hits_view(state.out, data, mode))
 
 
 @code.command(epilog="Example:  remembrances code symbol Session.send --kind method")

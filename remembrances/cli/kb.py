@@ -167,7 +167,7 @@ def search(
         mode=mode,  # type: ignore[arg-type]  # click.Choice checked it
     )
     data = records(hits)
-    state.out.emit(data, hits_view(state.out, data))
+    state.out.emit(data, hits_view(state.out, data, mode))
 
 
 @kb.command(epilog="Example:  remembrances kb get notes/deploy.md")

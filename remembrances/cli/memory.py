@@ -100,7 +100,7 @@ def search(
         kind_where=_events_of(user, session),
     )
     data = records(hits)
-    state.out.emit(data, hits_view(state.out, data))
+    state.out.emit(data, hits_view(state.out, data, mode))
 
 
 def _events_of(user: str | None, session: str | None) -> dict[str, dict[str, str]] | None:

@@ -109,7 +109,25 @@ def _doc_comment(doc: str, language: str) -> str:
     return "\n".join(f"{mark} {ln}".rstrip() for ln in lines)
 
 
-def hits_view(out: Output, hits: list[dict[str, Any]]) -> RenderableType:
+#: A hybrid search whose best hit scores under this found nothing related: unrelated
+#: questions' best hits scored at most 0.0084 on real projects' docs and 0.0027 on their
+#: code (benchmarks/bench_gate.py), and the enricher's gates start at 0.01.
+UNRELATED_BELOW = 0.01
+
+
+def hits_view(out: Output, hits: list[dict[str, Any]], mode: str | None = None) -> RenderableType:
+    """The hits, and a word when a search's hits all look unrelated (``mode``: the
+    search's; only the hybrid score estimates the chance that a hit is relevant)."""
     if not hits:
         return Text("no results", style="dim")
-    return Group(*(hit_view(out, h, i) for i, h in enumerate(hits, start=1)))
+    views: list[RenderableType] = [hit_view(out, h, i) for i, h in enumerate(hits, start=1)]
+    best = max(float(h.get("score") or 0.0) for h in hits)
+    if mode == "hybrid" and best < UNRELATED_BELOW:
+        views.append(
+            Text(
+                f"(the best score is {best:.3f}: nothing here looks related to the query; "
+                "a score is the chance a hit is relevant, see docs/search.md)",
+                style="dim",
+            )
+        )
+    return Group(*views)

@@ -82,3 +82,22 @@ def test_serve_mcp_http_prints_its_url(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_a_search_whose_hits_all_look_unrelated_says_so(run: Run, cli_db: Path) -> None:
+    # Real scores (the local embedder): they estimate the chance a hit is relevant.
+    cli_db.parent.mkdir(parents=True, exist_ok=True)
+    with remembrances.open(cli_db, embedder="local") as memory:
+        memory.kb.add("Deploys run every Friday from the release branch.", source="deploys.md")
+        memory.kb.add("Production deploys are frozen during the holidays.", source="freeze.md")
+        memory.kb.add("The cafeteria serves pizza on Mondays.", source="food.md")
+    said = "nothing here looks related"
+    unrelated = run("--embedder", "local", "search", "what is the capital of Peru?")
+    assert unrelated.exit_code == 0, unrelated.output
+    assert said in unrelated.stdout and "the best score is 0.0" in unrelated.stdout
+    related = run("--embedder", "local", "kb", "search", "when are deploys frozen?")
+    assert related.exit_code == 0 and "freeze.md" in related.stdout
+    assert said not in related.stdout
+    # only hybrid scores mean that; --json output stays data
+    assert said not in run("--embedder", "local", "search", "Peru", "--mode", "text").stdout
+    assert said not in run("--embedder", "local", "search", "Peru", "--json").stdout
