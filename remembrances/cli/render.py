@@ -125,7 +125,7 @@ def hits_view(out: Output, hits: list[dict[str, Any]], mode: str | None = None) 
     if mode == "hybrid" and best < UNRELATED_BELOW:
         views.append(
             Text(
-                f"(the best score is {best:.3f}: nothing here looks related to the query; "
+                f"(the best score is {best:.4f}: nothing here looks related to the query; "
                 "a score is the chance a hit is relevant, see docs/search.md)",
                 style="dim",
             )

@@ -318,8 +318,8 @@ def _definitions(
         )
     )
     # A type stub (``datastructures.pyi``, ``index.d.ts``) declares what a file beside it
-    # implements: shown only when nothing else defines the name.
-    implemented = [s for s in found if not _is_stub(s.path)]
+    # implements: shown only when nothing else defines the name, or the prompt names it.
+    implemented = [s for s in found if not _is_stub(s.path) or in_named_file(s)]
     shown = (implemented or found)[:MAX_DEFINITIONS]
     return shown, [s for s in found if s not in shown]
 

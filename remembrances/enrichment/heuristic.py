@@ -28,10 +28,9 @@ REQUEST_PHRASES = [
     r"quick\s+question",
     r"i\s+was\s+wondering(?:\s+(?:if|whether))?",
     r"i\s+wonder(?:\s+(?:if|whether))?",
-    r"a\s+little(?:\s+bit)?",
-    r"a\s+bit",
-    r"maybe",
-    r"perhaps",
+    # "tell me a little about", not "a bit flag"; "maybe", not the Maybe type
+    r"a\s+(?:little|bit)(?:\s+bit)?(?=\s+(?:more|less|about|of|on|too|better|clearer)\b)",
+    r"(?-i:maybe|perhaps)",
     r"please",
     r"pls",
     r"kindly",
@@ -232,8 +231,11 @@ _RECAP = re.compile(
     r"chatted|chatting|say|said|saying|cover|covered|decide|decided|agree|agreed))\b",
     re.IGNORECASE,
 )
-#: The recap cues that name what to look for: decisions.
-_DECISIONS = re.compile(r"\b(?:decide|decided|agree|agreed)\b", re.IGNORECASE)
+#: A recap cue that names what to look for, asked about us: "what did we decide?"
+#: ("agreed." alone is a reply).
+_DECISIONS = re.compile(
+    r"\b(?:we|you|i)\s+(?:\w+\s+)?(?:decide|decided|agree|agreed)\b", re.IGNORECASE
+)
 #: ... asked as a question or a request: "yes, we agreed" and "I said no" are replies.
 _ASKS = re.compile(
     r"\?|\b(?:what|where|which|when|how|recap|summari[sz]e|summary|remind|tell|show|catch|"
@@ -439,7 +441,8 @@ class HeuristicPlanner:
             events_limit=events_limit,
             # "last" in a time phrase ("last week") names the window, not the newest
             events_recent=bool(_RECENT.search(text)) and not recap,
-            events_recap=recap and window is None,  # a window's events are the recap
+            # a window's events are the recap; decisions are looked for among them
+            events_recap=recap and (window is None or decisions),
             planner=self.name,
             notes={"time_phrase": window.phrase} if window else {},
         )

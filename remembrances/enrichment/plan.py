@@ -36,7 +36,9 @@ class EnrichmentPlan:
     are aware UTC datetimes (or None): with an events query they favour events in
     the window, without one they select it. ``events_recent`` favours newer
     events (the prompt said "last", "latest", "recent"). ``events_recap`` asks for the
-    latest conversation as it went, without a query ("where did we leave off?").
+    latest conversation as it went, without a query ("where did we leave off?"); with
+    a window and a query, for the window's events likeliest to match it, listed
+    ("what did we decide last week?").
     ``planner`` names who produced the plan,
     e.g. ``"heuristic"`` or ``"llm:gpt-4o-mini"``, or ``"heuristic (fallback)"``.
     """

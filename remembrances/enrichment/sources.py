@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -242,6 +242,16 @@ def search_events(
     scope: dict[str, Any] = {"session": session, "user": user, "window": int(previous_turn)}
     if query is None and plan.events_recap and not plan.has_time_window:
         hits = latest_conversation(service, limit, session=session, user=user)
+    elif query is not None and plan.events_recap and plan.has_time_window:
+        # A window recapped about one thing ("what did we decide last week?"): its
+        # events likeliest to be about it, listed in order like any recap (a recap is
+        # no guess: unscored, the gate does not weigh it).
+        hits = service.events.search(
+            query, since=plan.events_since, until=plan.events_until, limit=limit, **scope
+        )
+        hits = sorted(hits, key=lambda h: (h.occurred_at, h.position or 0))
+        shown = frozenset(h.id for h in hits)
+        return [replace(event_item(h, shown=shown), score=None) for h in hits]
     elif query is None or not plan.has_time_window:
         hits = service.events.search(
             query, since=plan.events_since, until=plan.events_until, limit=limit, **scope

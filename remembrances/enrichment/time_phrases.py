@@ -49,9 +49,12 @@ _MONTHS = [
     "july", "august", "september", "october", "november", "december",
 ]  # fmt: skip
 #: A month by name or its three-letter short form ("Sept" too).
-_MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
-_DATE_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
-_YEAR = r"(?:,?\s+(\d{4}))?"
+_MONTH = r"(?P<month>january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
+_DATE_DAY = r"(?P<day>\d{1,2})(?P<ordinal>st|nd|rd|th)?"
+#: A year of this century or the last: "in October 1500 users" is no year.
+_YEAR = r"(?:,?\s+(?P<year>(?:19|20)\d\d))?"
+#: Month names that are also common words: a month only as "May", "in May 2023", "May 3".
+_WORD_MONTHS = frozenset({"may", "march"})
 #: Rules whose phrase is a date a note or a line of code may hold as words ("January
 #: 31st", "2026-11-02"); the others ("yesterday", "last week") only say when.
 _ABSOLUTE = frozenset({"since_date", "on_date", "month_day", "day_month", "month"})
@@ -84,12 +87,12 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
     ("since_date", _pattern(rf"since\s+{_ISO_DATE}")),
     ("since_yesterday", _pattern(r"since\s+yesterday")),
     ("on_date", _pattern(rf"(?:on\s+)?{_ISO_DATE}")),
-    # "Nov 17", "on November 17th", "17 November": a day of the latest such date.
-    ("month_day", _pattern(rf"(?:on\s+)?{_MONTH}\s+{_DATE_DAY}(?![\d:]){_YEAR}")),
-    ("day_month", _pattern(rf"(?:on\s+)?(?:the\s+)?{_DATE_DAY}\s+(?:of\s+)?{_MONTH}{_YEAR}")),
-    # "in October", "during Sept": the latest such month ("may", "march" alone are verbs).
-    ("month", _pattern(rf"(?:in|during|since|throughout)\s+{_MONTH}{_YEAR}")),
-    ("weekend", _pattern(r"(?:over\s+|during\s+|on\s+)?(?:the|this|last|past)\s+weekend")),
+    (
+        "weekend",
+        _pattern(
+            r"(?:over\s+|during\s+|on\s+)?(?:the|this|last|past)\s+weekend(?P<before>\s+before\s+last)?"
+        ),
+    ),
     ("week_before_last", _pattern(r"(?:in\s+|during\s+)?the\s+week\s+before\s+last")),
     ("part_of_today", _pattern(r"(?:earlier\s+)?this\s+(morning|afternoon|evening)|tonight")),
     ("last_night", _pattern(r"last\s+night")),
@@ -109,6 +112,21 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
     ),
     ("on_day", _pattern(rf"(?:on\s+|last\s+)?{_DAY}")),
     ("recently", _pattern(r"recently|lately|just now")),
+    # Dates come after the phrases above: "why did the Nov 17 release break yesterday?"
+    # asks about yesterday. "Nov 17", "on November 17th", "17 November": that day, the
+    # latest one without a year; "since Nov 17": from it.
+    (
+        "month_day",
+        _pattern(rf"(?P<since>since\s+)?(?:on\s+)?{_MONTH}\s+{_DATE_DAY}(?![\d:]){_YEAR}"),
+    ),
+    (
+        "day_month",
+        _pattern(
+            rf"(?P<since>since\s+)?(?:on\s+)?(?P<the>the\s+)?{_DATE_DAY}\s+(?P<of>of\s+)?{_MONTH}{_YEAR}"
+        ),
+    ),
+    # "in October", "during Sept 2025": that month, the latest one without a year.
+    ("month", _pattern(rf"(?:(?P<since>since\s+)|(?:in|during|throughout)\s+){_MONTH}{_YEAR}")),
 ]
 
 
@@ -125,6 +143,8 @@ def find_time_window(
             since, until = (None if t is None else t.astimezone(UTC) for t in window)
         except (OverflowError, ValueError):  # the calendar's edges: "on Dec 31 9999"
             continue
+        if since is not None and until is not None and since > until:
+            continue  # a date still to come ("in June 2099"): no past to look at
         rest = (prompt[: match.start()] + " " + prompt[match.end() :]).strip()
         return TimeWindow(since, until, match.group(0), rule in _ABSOLUTE), rest
     return None, prompt
@@ -164,6 +184,52 @@ def _day_end(day: date, tz: tzinfo) -> datetime:
     """The last microsecond of ``day``: a window's ``until`` is inclusive, and an event
     at the next midnight belongs to the next day only."""
     return _midnight(day + timedelta(days=1), tz) - timedelta(microseconds=1)
+
+
+def _date_window(
+    rule: str, match: re.Match[str], now: datetime, tz: tzinfo
+) -> tuple[datetime | None, datetime | None] | None:
+    """A date's window: the day, or the month for "in October"; from it for "since".
+
+    Month names that are words ("may", "march") and short forms ("oct", "dec") are
+    prose unless the phrase says more: "in dec and hex", "2 dec places", "Python 3
+    may break" are no dates; "in Dec 2025", "the 3rd of may", "on May 3" are.
+    """
+    typed = match.group("month").rstrip(".")
+    name = typed.lower()
+    year = match.group("year")
+    said_year = int(year) if year else None
+    full = name in _MONTHS
+    if rule == "month" and not said_year and (not full or (name in _WORD_MONTHS and typed == name)):
+        return None
+    if (
+        rule == "day_month"
+        and not (match.group("ordinal") or match.group("of") or match.group("the") or said_year)
+        and (not full or name in _WORD_MONTHS)
+    ):
+        return None
+    if rule == "month_day" and name in _WORD_MONTHS and typed == name and not said_year:
+        return None
+    month = _month_number(name)
+    today = now.date()
+    if rule == "month":
+        year_of = said_year or (today.year if month <= today.month else today.year - 1)
+        first = date(year_of, month, 1)
+        last = (first.replace(day=28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
+        if match.group("since"):
+            return _midnight(first, tz), now
+        return _midnight(first, tz), min(_day_end(last, tz), now)
+    number = int(match.group("day"))
+    for year_of in (said_year,) if said_year else range(today.year, today.year - 8, -1):
+        try:
+            day = date(year_of, month, number)
+        except ValueError:
+            continue  # "Feb 29" of a year that has none: an earlier one
+        if day <= today or said_year:
+            if match.group("since"):
+                return _midnight(day, tz), now
+            return _midnight(day, tz), _day_end(day, tz)
+    return None  # "Feb 30": no such day
 
 
 def _month_number(name: str) -> int:
@@ -206,33 +272,14 @@ def _window(
             return _midnight(day, tz), now
         return _midnight(day, tz), _day_end(day, tz)
     if rule in ("month_day", "day_month", "month"):
-        groups = match.groups()
-        name = groups[0] if rule != "day_month" else groups[1]
-        month = _month_number(name)
-        said_year = int(groups[-1]) if groups[-1] else None
-        if rule == "month":
-            year = said_year or (today.year if month <= today.month else today.year - 1)
-            first = date(year, month, 1)
-            last = (first.replace(day=28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
-            since = _midnight(first, tz)
-            if match.group(0).lower().startswith("since"):
-                return since, now
-            return since, min(_day_end(last, tz), now)
-        number = int(groups[1] if rule == "month_day" else groups[0])
-        for year in (said_year,) if said_year else (today.year, today.year - 1):
-            try:
-                day = date(year, month, number)
-            except ValueError:
-                return None  # "Feb 30": not a date
-            if day <= today or said_year:
-                return _midnight(day, tz), _day_end(day, tz)
-        return None
+        return _date_window(rule, match, now, tz)
     if rule == "weekend":
         saturday = _last_weekday(today, "saturday")
-        if match.group(0).lower().split()[-2] in ("last", "past") and today - saturday < timedelta(
-            days=2
-        ):
+        words = match.group(0).lower().split()
+        if ("last" in words or "past" in words) and today - saturday < timedelta(days=2):
             saturday -= timedelta(days=7)  # said during a weekend: the one before
+        if match.group("before"):  # the weekend before last
+            saturday -= timedelta(days=7)
         return _midnight(saturday, tz), min(_day_end(saturday + timedelta(days=1), tz), now)
     if rule == "week_before_last":
         monday = today - timedelta(days=today.weekday() + 14)

@@ -94,7 +94,7 @@ def test_a_search_whose_hits_all_look_unrelated_says_so(run: Run, cli_db: Path) 
     said = "nothing here looks related"
     unrelated = run("--embedder", "local", "search", "what is the capital of Peru?")
     assert unrelated.exit_code == 0, unrelated.output
-    assert said in unrelated.stdout and "the best score is 0.0" in unrelated.stdout
+    assert said in unrelated.stdout and "the best score is 0.00" in unrelated.stdout
     related = run("--embedder", "local", "kb", "search", "when are deploys frozen?")
     assert related.exit_code == 0 and "freeze.md" in related.stdout
     assert said not in related.stdout

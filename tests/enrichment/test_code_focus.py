@@ -305,6 +305,10 @@ def test_a_type_stub_steps_aside_for_the_implementation(tmp_path: Path, location
     ]
     listed = next(i for i in enrichment.items["code"] if "also defined in" in i.origin)
     assert "conv.pyi" in listed.text
+    # a stub the prompt names is what it asks about
+    with remembrances.open(location, embedder=HashEmbedder(64)) as svc:
+        named = ContextEnricher(svc).enrich("what does `Converter.convert` in conv.pyi declare?")
+    assert any("conv.pyi" in o for o in definitions(named))
 
 
 def test_a_line_naming_the_name_twice_is_one_use(tmp_path: Path, location: str) -> None:

@@ -107,9 +107,17 @@ def test_a_windows_decisions_are_searched_for_not_listed(location: str) -> None:
             svc.events.log(
                 f"Nightly build {hour} passed", subject="ci", at=NOW - timedelta(days=3, hours=hour)
             )
+        # a decision of two months ago says "decided" too: outside the window, left out
+        svc.events.log(
+            "We decided to drop Python 3.8", subject="decision", at=NOW - timedelta(days=60)
+        )
         svc.enricher.planner = HeuristicPlanner(now=lambda: NOW)
         block = svc.enrich_context("what did we decide last week?")
     assert "pin werkzeug" in block, block
+    assert "Python 3.8" not in block, block
+    # a reply before the question names no decision to look for: the day is listed
+    reply = HeuristicPlanner(now=lambda: NOW).plan("agreed. what did we talk about yesterday?")
+    assert reply.has_time_window and reply.events_query == ""
 
 
 def test_where_did_we_leave_off_shows_the_latest_conversation_in_order(
