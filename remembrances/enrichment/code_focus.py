@@ -3,10 +3,13 @@
 A prompt like "why does `Scheduler.next_run` skip a tick?" is about one
 definition; semantic search may or may not rank it first. When the prompt names
 identifiers (backticked, dotted, snake_case, camelCase, ``name()``) or source
-paths, the code section starts with their definitions (location, signature,
-docstring and code, cut to the budget like any item), then where they are used,
-then the repository map around their files, and only then the semantic hits. A
-prompt that names no code is searched exactly as before.
+paths, the code section starts with the definitions of the functions and methods
+named (location, signature, docstring and code, cut to the budget like any item),
+then the semantic hits, then the definitions of the classes named, where the names
+are used and the repository map around their files. A class is a container: a
+question that names one ("in `Response`, raise an error on a 4xx status") is
+about something in it, which the semantic hits find, and a class's source would
+fill the section. A prompt that names no code is searched exactly as before.
 """
 
 from __future__ import annotations
@@ -37,6 +40,10 @@ log = logging.getLogger(__name__)
 MAX_NAMES = 6
 #: Definitions shown per name (a name can be defined in several places) ...
 MAX_DEFINITIONS = 2
+#: Kinds that hold other definitions: shown after the semantic hits (module docstring).
+CONTAINERS = frozenset(
+    {"class", "struct", "interface", "trait", "enum", "module", "namespace", "impl", "object"}
+)
 #: ... chosen among this many; the others are listed by location, up to MAX_LISTED.
 MAX_CANDIDATES = 500
 MAX_LISTED = 60
@@ -159,19 +166,21 @@ def code_aware(
             named = _named(service, prompt, names, paths, answer_by, project)
         except Exception as exc:  # the semantic hits still count
             log.warning("code-aware enrichment failed: %s", exc)
-            named = []
+            named = ([], [])
+        first, after = named
         if pending is None:
-            return named
+            return first + after
         try:
-            return named + pending.result(timeout=max(answer_by - time.monotonic(), 0.0))
+            semantic_items = pending.result(timeout=max(answer_by - time.monotonic(), 0.0))
+            return first + semantic_items + after
         except FutureTimeout:
             pending.cancel()
             log.warning("semantic code search was late; the named definitions go alone")
         except Exception:
-            if not named:
+            if not first and not after:
                 raise  # as without this module: the enricher drops the source
             log.warning("semantic code search failed; the named definitions go alone")
-        return named
+        return first + after
 
     return {**searches, "code": search}
 
@@ -183,8 +192,10 @@ def _named(
     paths: list[str],
     answer_by: float,
     project: str | None = None,
-) -> list[ContextItem]:
-    """The named definitions, then their uses and the map around them.
+) -> tuple[list[ContextItem], list[ContextItem]]:
+    """(before the semantic hits, after them): the named functions' and methods'
+    definitions (and where else the names are defined); then the named classes'
+    definitions, their uses and the map around them.
 
     Only the definitions are looked up here (indexed lookups, milliseconds); the
     uses and the maps run in the pool and come along if they are done by
@@ -194,6 +205,7 @@ def _named(
     code = service.code
     roots = {p.name: p.root for p in code.projects() if project in (None, p.name)}
     definitions: list[ContextItem] = []
+    containers: list[ContextItem] = []  # named classes: after the semantic hits
     used: list[tuple[str, str]] = []  # (project, name) whose uses to show
     focus: dict[str, list[str]] = {}  # project -> files and symbols to map around
     listed: list[ContextItem] = []
@@ -201,7 +213,8 @@ def _named(
     for name in names:
         shown, others = _definitions(code, name, words, project, paths)
         for symbol in shown:
-            definitions.append(_definition_item(symbol, roots.get(symbol.project)))
+            item = _definition_item(symbol, roots.get(symbol.project))
+            (containers if symbol.kind in CONTAINERS else definitions).append(item)
             focus.setdefault(symbol.project, []).append(symbol.qualified_name)
             if (symbol.project, symbol.name) not in used:
                 used.append((symbol.project, symbol.name))
@@ -216,7 +229,8 @@ def _named(
                 definitions.append(item)
     uses = [_pool().submit(_uses_item, code, project, name) for project, name in used]
     maps = [_pool().submit(_map_item, code, p, wanted) for p, wanted in focus.items()]
-    return definitions + listed + _done_by(uses, answer_by) + _done_by(maps, answer_by)
+    after = containers + _done_by(uses, answer_by) + _done_by(maps, answer_by)
+    return definitions + listed, after
 
 
 def _enclosing(

@@ -241,11 +241,11 @@ def test_a_name_means_its_own_definition_first_then_the_most_used_file(
     ambiguous: RemembrancesService,
 ) -> None:
     enricher = ContextEnricher(ambiguous)
-    chosen = definitions(enricher.enrich("what does `Pool` return?"))
-    assert chosen[:2] == [
-        "[repo] mp/dummy.py:1-2 Pool (function)",
-        "[repo] mp/pool.py:1-3 Pool (class)",
-    ]
+    pool = enricher.enrich("what does `Pool` return?")
+    # the function first; the class (a container) comes with the semantic hits, once
+    assert definitions(pool)[0] == "[repo] mp/dummy.py:1-2 Pool (function)"
+    shown = [i.origin for i in pool.items["code"]]
+    assert shown.count("[repo] mp/pool.py:1-3 Pool (class)") == 1, shown
     assert ambiguous.code.file_users("repo", ["z/used.py", "a/unused.py"]) == {"z/used.py": 2}
     chosen = definitions(enricher.enrich("what does `helper_function` return?"))
     assert chosen[0] == "[repo] z/used.py:1-2 helper_function (function)"
@@ -309,6 +309,31 @@ def test_a_type_stub_steps_aside_for_the_implementation(tmp_path: Path, location
     with remembrances.open(location, embedder=HashEmbedder(64)) as svc:
         named = ContextEnricher(svc).enrich("what does `Converter.convert` in conv.pyi declare?")
     assert any("conv.pyi" in o for o in definitions(named))
+
+
+def test_a_named_class_comes_after_the_semantic_hits(tmp_path: Path, location: str) -> None:
+    # "In `Response`, ...": the question is about something in the class; its source
+    # (here 40 methods) would fill the section before the method that answers.
+    methods = "".join(
+        f"    def helper_{i}(self):\n        return {i}  # unrelated bookkeeping number {i}\n\n"
+        for i in range(40)
+    )
+    source = (
+        'class Response:\n    """An HTTP response."""\n\n'
+        + methods
+        + "    def raise_for_status(self):\n"
+        + '        """Raise an HTTPError when the status code is 4xx or 5xx."""\n'
+        + "        if 400 <= self.status_code < 600:\n            raise HTTPError(self.status_code)\n"
+    )
+    write(tmp_path / "web", {"models.py": source})
+    with remembrances.open(location, embedder="local") as svc:
+        svc.code.index(tmp_path / "web", project="web")
+        prompt = "In `Response`: raise an error when the status code is 4xx or 5xx"
+        items = ContextEnricher(svc).enrich(prompt).items["code"]
+    origins = [i.origin for i in items]
+    answer = next(i for i, o in enumerate(origins) if "Response.raise_for_status" in o)
+    named = next(i for i, o in enumerate(origins) if o.endswith("Response (class)"))
+    assert answer < named, origins
 
 
 def test_a_line_naming_the_name_twice_is_one_use(tmp_path: Path, location: str) -> None:
