@@ -18,6 +18,9 @@ process: the gates before 2026-11-26 (kb and code 0.05) and the code query the
 heuristic planner made then (the prompt's identifiers, paths, errors and technical
 terms alone, or its keywords when it had none).
 
+Then the code questions asked naming code: the answer's class ("In `Response`:
+...") or the answer itself, as a coding assistant's user writes them.
+
 Last, what a score means there: every top-10 hit binned by score, and the share of each
 bin that is the question's answer (a lower bound: a question has one answer, and other
 hits may help too).
@@ -79,6 +82,7 @@ def main() -> None:
     for kind, source in (("docs", "kb"), ("code", "code")):
         report(kind, source, args.cache)
     enrichment(args.cache)
+    named_code(args.cache)
     calibration(args.cache)
     if args.memory is not None:
         unrelated_on(args.memory)
@@ -181,6 +185,36 @@ def enrichment(cache: Path | None) -> None:
         finally:
             service.close()
     print(f"| all | {count} | " + " | ".join(str(t) for t in totals.values()) + " |")
+
+
+def named_code(cache: Path | None) -> None:
+    """The code sets' questions asked naming code, as a coding assistant's user would:
+    the answer's class ("In `Response`: raise an error ...") when the answer is a
+    method, or the answer itself ("`Response.raise_for_status`: ..."). Code-aware
+    enrichment then shows named definitions; does the answer still reach the block?"""
+    print("\n### Code questions that name code\n")
+    print("| prompt | questions | the answer in the block |\n|---|---|---|")
+    counts = {"In `Class`: question": [0, 0], "`Class.method`: question": [0, 0]}
+    for name in sorted(s for s in all_sets() if s.startswith("code-")):
+        service, corpus = devsuite.open_store(name, cache=cache)
+        try:
+            for q in corpus.questions:
+                qualified = q.answers[0].split(":", 1)[1]
+                if "." not in qualified:
+                    continue
+                asked = {
+                    "In `Class`: question": f"In `{qualified.split('.')[0]}`: {q.text}",
+                    "`Class.method`: question": f"`{qualified}`: {q.text}",
+                }
+                for form, prompt in asked.items():
+                    counts[form][0] += 1
+                    counts[form][1] += _in_block(
+                        service, corpus, dataclasses.replace(q, text=prompt)
+                    )
+        finally:
+            service.close()
+    for form, (asked_n, shown) in counts.items():
+        print(f"| {form} | {asked_n} | {shown} |")
 
 
 SCORE_BINS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
