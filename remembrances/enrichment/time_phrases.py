@@ -8,6 +8,7 @@ runs until now, so an event is not lost to an argument about what the phrase mea
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -48,8 +49,9 @@ _MONTHS = [
     "january", "february", "march", "april", "may", "june",
     "july", "august", "september", "october", "november", "december",
 ]  # fmt: skip
-#: A month by name or its three-letter short form ("Sept" too).
-_MONTH = r"(?P<month>january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
+#: A month by name or its short form ("Sept" too; full names first: the first that matches wins).
+_SHORT_MONTHS = ["sept", *dict.fromkeys(m[:3] for m in _MONTHS if m != "may")]
+_MONTH = rf"(?P<month>{'|'.join([*_MONTHS, *_SHORT_MONTHS])})\.?"
 _DATE_DAY = r"(?P<day>\d{1,2})(?P<ordinal>st|nd|rd|th)?"
 #: A year of this century or the last: "in October 1500 users" is no year.
 _YEAR = r"(?:,?\s+(?P<year>(?:19|20)\d\d))?"
@@ -215,9 +217,9 @@ def _date_window(
     if rule == "month":
         year_of = said_year or (today.year if month <= today.month else today.year - 1)
         first = date(year_of, month, 1)
-        last = (first.replace(day=28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
         if match.group("since"):
             return _midnight(first, tz), now
+        last = first.replace(day=calendar.monthrange(year_of, month)[1])
         return _midnight(first, tz), min(_day_end(last, tz), now)
     number = int(match.group("day"))
     for year_of in (said_year,) if said_year else range(today.year, today.year - 8, -1):
@@ -233,7 +235,7 @@ def _date_window(
 
 
 def _month_number(name: str) -> int:
-    name = name.lower().rstrip(".")
+    """1-12 for a lower-case month name or short form."""
     return next(i for i, full in enumerate(_MONTHS, 1) if full.startswith(name[:3]))
 
 

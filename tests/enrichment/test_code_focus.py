@@ -281,15 +281,8 @@ def test_the_definition_that_runs_comes_before_its_overload_stubs(
     assert definitions(with_package)[0] == "[conv] conv.py:11-13 Converter.convert (method)"
 
 
-STUB = """from typing import overload
-
-
-class Converter:
-    @overload
-    def convert(self, value: int) -> int: ...
-    @overload
-    def convert(self, value: str) -> str: ...
-"""
+#: The overloads alone, as a ``.pyi`` beside the module declares them.
+STUB = OVERLOADED[: OVERLOADED.index("    def convert(self, value):")]
 
 
 def test_a_type_stub_steps_aside_for_the_implementation(tmp_path: Path, location: str) -> None:
