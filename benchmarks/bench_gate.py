@@ -21,6 +21,12 @@ terms alone, or its keywords when it had none).
 Then the code questions asked naming code: the answer's class ("In `Response`:
 ...") or the answer itself, as a coding assistant's user writes them.
 
+Then the questions asked after pasted code, as an agent's prompt often comes: a
+user's own script (1,363 characters) before or after the question, or a function
+of the project itself (not the answer) before it. The planner sets the paste apart
+(``enrichment/prompt_parts.py``); the baseline, in the same run, searches the prompt
+as said, as before 2026-11-26 (late).
+
 Last, what a score means there: every top-10 hit binned by score, and the share of each
 bin that is the question's answer (a lower bound: a question has one answer, and other
 hits may help too).
@@ -35,17 +41,28 @@ Run: ``.venv/bin/python -m benchmarks.bench_gate [--cache DIR] [--memory PATH]``
 from __future__ import annotations
 
 import argparse
+import ast
+import contextlib
 import dataclasses
 import itertools
+import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import remembrances
 from benchmarks import devsuite
 from benchmarks.devsuite.suite import Hit, _relative, all_sets, answer_rank, normalised
-from remembrances.enrichment import EnricherConfig, EnrichmentPlan, HeuristicPlanner
+from remembrances.enrichment import (
+    EnricherConfig,
+    EnrichmentPlan,
+    HeuristicPlanner,
+    code_focus,
+    heuristic,
+)
 from remembrances.enrichment.config import DEFAULT_MIN_SCORE
 from remembrances.enrichment.heuristic import _TRACEBACK, _condensed_traceback, _terms
+from remembrances.enrichment.prompt_parts import PromptParts
 from remembrances.enrichment.time_phrases import find_time_window
 
 THRESHOLDS = (0.002, 0.005, 0.01, 0.02, 0.03, 0.05)
@@ -83,6 +100,7 @@ def main() -> None:
         report(kind, source, args.cache)
     enrichment(args.cache)
     named_code(args.cache)
+    pasted_code(args.cache)
     calibration(args.cache)
     if args.memory is not None:
         unrelated_on(args.memory)
@@ -215,6 +233,130 @@ def named_code(cache: Path | None) -> None:
             service.close()
     for form, (asked_n, shown) in counts.items():
         print(f"| {form} | {asked_n} | {shown} |")
+
+
+#: A user's script, pasted before or after a question; nothing in it answers one.
+PASTED_SCRIPT = """Here is what I have so far:
+
+import logging
+import os
+import sqlite3
+from dataclasses import dataclass, field
+
+log = logging.getLogger("inventory")
+
+
+@dataclass
+class Item:
+    sku: str
+    name: str
+    quantity: int = 0
+    tags: list[str] = field(default_factory=list)
+
+
+class Inventory:
+    def __init__(self, path: str) -> None:
+        self.db = sqlite3.connect(path)
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS items (sku TEXT PRIMARY KEY, name TEXT, quantity INTEGER)"
+        )
+
+    def add(self, item: Item) -> None:
+        with self.db:
+            self.db.execute(
+                "INSERT OR REPLACE INTO items VALUES (?, ?, ?)",
+                (item.sku, item.name, item.quantity),
+            )
+        log.info("added %s (%d)", item.sku, item.quantity)
+
+    def low_stock(self, threshold: int = 5) -> list[Item]:
+        rows = self.db.execute(
+            "SELECT sku, name, quantity FROM items WHERE quantity < ?", (threshold,)
+        ).fetchall()
+        return [Item(*row) for row in rows]
+
+
+def main() -> None:
+    inventory = Inventory(os.environ.get("INVENTORY_DB", "inventory.db"))
+    inventory.add(Item("A-100", "bolts", 40))
+    inventory.add(Item("A-200", "nuts", 3))
+    for item in inventory.low_stock():
+        print(f"reorder {item.name}: only {item.quantity} left")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def pasted_code(cache: Path | None) -> None:
+    """Questions after (or before) pasted code, with the paste set apart and without."""
+    forms = ("script, question", "question, script", "project function, question")
+    print("\n### Questions asked with pasted code\n")
+    print("| prompt | sets | questions | alone | as said (before) | paste set apart (now) |")
+    print("|---|---|---|---|---|---|")
+    counts = {form: [0, 0, 0, 0] for form in forms}
+    for name in sorted(s for s in all_sets() if s.startswith(("docs-", "code-"))):
+        service, corpus = devsuite.open_store(name, cache=cache)
+        try:
+            functions = _project_functions(corpus) if name.startswith("code-") else []
+            for i, q in enumerate(corpus.questions):
+                prompts = {
+                    "script, question": PASTED_SCRIPT + "\n" + q.text,
+                    "question, script": q.text + "\n\n" + PASTED_SCRIPT,
+                }
+                if functions:
+                    prompts["project function, question"] = f"{functions[i]}\n\n{q.text}"
+                alone = _in_block(service, corpus, q)
+                for form, prompt in prompts.items():
+                    asked = dataclasses.replace(q, text=prompt)
+                    with _pastes_as_said():
+                        before = _in_block(service, corpus, asked)
+                    now = _in_block(service, corpus, asked)
+                    for k, value in enumerate((1, alone, before, now)):
+                        counts[form][k] += value
+        finally:
+            service.close()
+    for form, (asked_n, alone, before, now) in counts.items():
+        sets = "code" if form.startswith("project") else "docs and code"
+        print(f"| {form} | {sets} | {asked_n} | {alone} | {before} | {now} |")
+
+
+@contextlib.contextmanager
+def _pastes_as_said() -> Iterator[None]:
+    """The baseline: no prompt has pasted material, so it is all searched as said."""
+    saved = heuristic.split_prompt, code_focus.split_prompt
+    heuristic.split_prompt = code_focus.split_prompt = _as_said  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        heuristic.split_prompt, code_focus.split_prompt = saved
+
+
+def _as_said(text: str, keep: Any = ()) -> PromptParts:
+    return PromptParts(text)
+
+
+def _project_functions(corpus: Any) -> list[str]:
+    """One function of the project per question (never an answer), 400 to 1,500
+    characters, the same on every run."""
+    answers = {a.split(":", 1)[1].rsplit(".", 1)[-1] for q in corpus.questions for a in q.answers}
+    found = []
+    for path in sorted(corpus.root.rglob("*.py")):
+        if "test" in path.relative_to(corpus.root).as_posix():
+            continue
+        source = path.read_text(errors="replace")
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name not in answers:
+                text = ast.get_source_segment(source, node) or ""
+                if 400 <= len(text) <= 1500:
+                    found.append(text)
+    chooser = random.Random(7)
+    return [chooser.choice(found) for _ in corpus.questions] if found else []
 
 
 SCORE_BINS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)

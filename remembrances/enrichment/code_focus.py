@@ -28,6 +28,7 @@ from ..code.parsing.analysis import source_lines
 from ..errors import InvalidInputError, NotFoundError
 from ..formatting import code_label
 from .plan import EnrichmentPlan
+from .prompt_parts import split_prompt
 from .sources import ContextItem, SourceSearch, symbol_item
 
 if TYPE_CHECKING:
@@ -99,7 +100,21 @@ def wait_idle() -> None:
 
 
 def code_names(prompt: str) -> tuple[list[str], list[str]]:
-    """(identifiers, paths) the prompt names, in order of appearance, without repeats."""
+    """(identifiers, paths) the prompt names, in order of appearance, without repeats.
+
+    Beside pasted material (``prompt_parts.py``), the names the prose writes come
+    first, and names the paste defines are not looked up: the user has that code.
+    """
+    parts = split_prompt(prompt)
+    if parts.pasted:
+        names, paths = _names_in(parts.ask + "\n" + parts.pasted)
+        defined = parts.names_defined()
+        return [n for n in names if n.rsplit(".", 1)[-1] not in defined][:MAX_NAMES], paths
+    names, paths = _names_in(prompt)
+    return names[:MAX_NAMES], paths
+
+
+def _names_in(prompt: str) -> tuple[list[str], list[str]]:
     paths: list[str] = []
     names: list[str] = []
     for match in _PATH.finditer(prompt):
@@ -120,7 +135,7 @@ def code_names(prompt: str) -> tuple[list[str], list[str]]:
         if name.lower() in _PROSE or name in names:
             continue
         names.append(name)
-    return names[:MAX_NAMES], paths[:MAX_NAMES]
+    return names, paths[:MAX_NAMES]
 
 
 #: A line of a source path, as compilers and stack traces print it: ``server.go:38``,

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, tzinfo
 
 from ..fts_query import STOP_WORDS
 from .plan import MAX_QUERY_CHARS, EnrichmentPlan
+from .prompt_parts import split_prompt
 from .time_phrases import find_time_window
 
 #: Phrases that ask for something rather than say what it is about.
@@ -350,6 +351,25 @@ def _condensed_traceback(match: re.Match[str]) -> str:
     return "\n".join([match.group("error") or "", *kept]).strip() + "\n"
 
 
+def _condense_tracebacks(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """``text`` with each pasted traceback condensed, and where the condensed ones are."""
+    pieces: list[str] = []
+    spans: list[tuple[int, int]] = []
+    length = end = 0
+    for match in _TRACEBACK.finditer(text):
+        before, condensed = text[end : match.start()], _condensed_traceback(match)
+        spans.append((length + len(before), length + len(before) + len(condensed)))
+        pieces += [before, condensed]
+        length += len(before) + len(condensed)
+        end = match.end()
+    pieces.append(text[end:])
+    return "".join(pieces), spans
+
+
+#: Longer prompts are planned from their first and last halves of this.
+MAX_PROMPT_CHARS = 20_000
+
+
 class HeuristicPlanner:
     """Rules only: fast (well under a millisecond), deterministic, no network.
 
@@ -381,8 +401,14 @@ class HeuristicPlanner:
             prompt = "" if prompt is None else str(prompt)
         # Lone surrogates and control characters: never let them reach a query.
         text = prompt.encode("utf-8", "replace").decode("utf-8")
-        text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", " ", text)[:20_000]
-        text = _TRACEBACK.sub(_condensed_traceback, text)
+        text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", " ", text)
+        if len(text) > MAX_PROMPT_CHARS:  # the rules' cost; a question often comes last
+            half = MAX_PROMPT_CHARS // 2
+            text = text[:half] + "\n" + text[-half:]
+        text, tracebacks = _condense_tracebacks(text)
+        # Pasted code or logs beside a question: the question is what to look up.
+        parts = split_prompt(text, keep=tracebacks)
+        text = parts.ask
 
         window, rest = find_time_window(text, now=self.now(), tz=self.tz)
         # A date ("add a month to January 31st") is also words a note or code may hold:
@@ -444,7 +470,10 @@ class HeuristicPlanner:
             # a window's events are the recap; decisions are looked for among them
             events_recap=recap and (window is None or decisions),
             planner=self.name,
-            notes={"time_phrase": window.phrase} if window else {},
+            notes={
+                **({"time_phrase": window.phrase} if window else {}),
+                **({"pasted_chars": len(parts.pasted)} if parts.pasted else {}),
+            },
         )
 
 

@@ -26,6 +26,7 @@ from remembrances.enrichment import (
 
 from .chat_server import ChatServer
 from .corpus import DOCUMENTS, NOW, populate
+from .test_prompt_parts import JAVASCRIPT, SCRIPT
 
 
 @pytest.fixture(scope="module")
@@ -103,6 +104,28 @@ def test_the_right_context_appears_with_its_origin(
     for title, expected in (("Knowledge base", kb), ("Events", events), ("Code", code)):
         if expected is not None:
             assert expected in section(text, title), text
+
+
+@pytest.mark.parametrize(
+    ("prompt", "title", "expected"),
+    [
+        (
+            f"Here is my code:\n{SCRIPT}\nhow should we handle HTTP 429 rate limits from the payment API?",
+            "Knowledge base",
+            "Retry policy › Backoff for rate limits (runbooks/retries.md)",
+        ),
+        (
+            f"{JAVASCRIPT}\nwhy is order_total wrong for discounted orders?",
+            "Code",
+            "shop/orders.py:12-14 order_total (function)",
+        ),
+    ],
+)
+def test_a_question_beside_pasted_code_finds_its_context(
+    service: RemembrancesService, prompt: str, title: str, expected: str
+) -> None:
+    text = service.enrich_context(prompt)
+    assert expected in section(text, title), text
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,150 @@
+"""What a prompt asks, set apart from what it pastes.
+
+An agent's prompt often carries material: the user's function, a config file, a
+log, then "why does this return None?". Searched as said, the question is a few
+words among hundreds, and past the first 1,000 characters a planned query keeps
+it is not searched at all. On the development suite's docs and code questions
+asked after 1,363 characters of pasted code, the answer reached
+``enrich_context``'s block for 1 of 462, against 376 asked alone
+(benchmarks/bench_gate.py, "Questions after pasted code").
+
+So the prompt's lines are read one by one: prose is the ask; fenced blocks,
+indented lines, lines that start like code (``def``, ``import``, ``x = ...``) or a
+log, and lines that are mostly not words are material. When the material is
+large enough to be a paste (``PASTED_CHARS``) and prose remains, the planner
+searches with the prose alone, and the code layer looks up the names the prose
+writes before those of the paste. A prompt that is all paste (a function, a
+stack trace) is searched as before: then the paste is the question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..fts_query import STOP_WORDS
+
+#: Material shorter than this is part of the question ("x = foo(1) gives None").
+PASTED_CHARS = 300
+#: Prose needs this many words (two letters or more) to be searched alone.
+MIN_ASK_WORDS = 2
+
+_FENCE = re.compile(r"^[ \t]*(?:```|~~~)")
+_CODE_START = re.compile(
+    r"^(?:(?:import|from\s+[\w.]+\s+import|def|class|return|raise|elif|else|try|except|"
+    r"finally|async|await|const|let|var|function|func|fn|pub|public|private|protected|"
+    r"package|using|namespace|struct|enum|impl|#include|#define)\b"
+    r"|(?:SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP)\s"  # SQL, written upper case
+    r"|@[\w.]+(?:\(|$)|\$ |>>> |[{}<]|//|/\*|\*/"  # decorators, shell prompts, braces, comments
+    r"|[\w.\[\]'\"]+\s*(?:[-+*/%|&^]|//|\*\*)?=(?!=)"  # an assignment: x = 1, a.b += 2
+    r"|\w+\(.*\)[;,]?$)"  # a bare call: main()
+)
+#: A log line: a date, a clock time or a level first.
+_LOG = re.compile(
+    r"^\[?(?:\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}:\d{2}|"
+    r"(?:DEBUG|INFO|NOTICE|WARN(?:ING)?|ERROR|CRITICAL|FATAL|TRACE)\b)"
+)
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[a-z]")
+#: A line introducing a paste ("Here is what I have so far:") says nothing of its own.
+LABEL_WORDS = frozenset(
+    [
+        "here",
+        "below",
+        "following",
+        "code",
+        "snippet",
+        "script",
+        "output",
+        "log",
+        "logs",
+        "tried",
+        "attempt",
+        "current",
+        "currently",
+        "far",
+        "wrote",
+        "looks",
+        "like",
+        "see",
+        "attached",
+        "version",
+        "example",
+        "config",
+        "file",
+        "my",
+    ]
+)
+_DEFINES = re.compile(
+    r"\b(?:def|class|function|func|fn|struct|interface|trait|enum|type)\s+([A-Za-z_]\w*)"
+)
+
+
+@dataclass(frozen=True)
+class PromptParts:
+    """``ask``: the prompt to search with; ``pasted``: the material set apart ("" if none)."""
+
+    ask: str
+    pasted: str = ""
+
+    def names_defined(self) -> frozenset[str]:
+        """Names the paste defines (``def low_stock``): the user has their code already."""
+        return frozenset(_DEFINES.findall(self.pasted))
+
+
+def split_prompt(text: str, keep: Sequence[tuple[int, int]] = ()) -> PromptParts:
+    """The prompt's prose apart from pasted material, when it pastes any.
+
+    Lines starting inside a ``keep`` span (a condensed stack trace) belong to the
+    ask whatever they look like. Returns ``PromptParts(text)`` when the material is
+    shorter than ``PASTED_CHARS`` or no prose is left to search with.
+    """
+    ask: list[str] = []
+    pasted: list[str] = []
+    labels: list[int] = []  # indices in ask of lines ending in ":" followed by material
+    fenced = False
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        start, offset = offset, offset + len(line)
+        line = line.rstrip("\r\n")
+        if any(a <= start < b for a, b in keep):
+            ask.append(line.strip())
+            continue
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not line.strip():
+            continue
+        if fenced or not _is_prose(line):
+            pasted.append(line)
+            if ask and ask[-1].endswith(":") and (not labels or labels[-1] != len(ask) - 1):
+                labels.append(len(ask) - 1)
+            continue
+        ask.append(line.strip())
+    material = "\n".join(pasted)
+    for index in reversed(labels):
+        if all(
+            w.lower() in LABEL_WORDS or w.lower() in STOP_WORDS for w in _WORD.findall(ask[index])
+        ):
+            del ask[index]
+    prose = "\n".join(ask)
+    if len(material) < PASTED_CHARS or len(_WORD.findall(prose)) < MIN_ASK_WORDS:
+        return PromptParts(text)
+    return PromptParts(prose, material)
+
+
+def _is_prose(line: str) -> bool:
+    item = _LIST_ITEM.match(line)
+    if item:
+        line = line[item.end() :]
+    elif line[:1] in (" ", "\t"):
+        return False  # indented: code, or a stack trace's frames
+    line = line.strip()
+    if _CODE_START.match(line) or _LOG.match(line):
+        return False
+    if line.endswith("?"):
+        return True
+    tokens = line.split()
+    words = [t for t in tokens if _WORD.fullmatch(t.strip(".,;:!?\"'()`*"))]
+    return len(words) >= 2 and len(words) >= 0.6 * len(tokens) and not line.endswith(("{", ";"))

@@ -1,0 +1,186 @@
+"""Prompts that paste code or logs beside a question: the question is what gets searched."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from remembrances.enrichment import HeuristicPlanner
+from remembrances.enrichment.code_focus import code_names
+from remembrances.enrichment.plan import MAX_QUERY_CHARS
+from remembrances.enrichment.prompt_parts import PASTED_CHARS, PromptParts, split_prompt
+
+NOW = datetime(2026, 11, 21, 15, 30, tzinfo=UTC)
+
+#: A user's own script: nothing in it is what the question asks about.
+SCRIPT = '''import csv
+import sys
+from pathlib import Path
+
+
+class ReportWriter:
+    """Writes the weekly sales report."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def write_rows(self, rows: list[dict[str, str]]) -> Path:
+        target = self.folder / "report.csv"
+        with target.open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=sorted(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+        return target
+
+
+def summarise_sales(rows: list[dict[str, str]]) -> float:
+    return sum(float(row["amount"]) for row in rows)
+
+
+if __name__ == "__main__":
+    ReportWriter(Path(sys.argv[1])).write_rows([{"amount": "3.50"}])
+'''
+
+JAVASCRIPT = """const fs = require('fs');
+const path = require('path');
+
+function loadSettings(file) {
+  const raw = fs.readFileSync(path.resolve(file), 'utf8');
+  const settings = JSON.parse(raw);
+  settings.port = settings.port || 8080;
+  return settings;
+}
+
+module.exports = { loadSettings };
+// called from server.js on start
+"""
+
+QUESTION = "how should we handle HTTP 429 rate limits from the payment API?"
+
+
+@pytest.fixture
+def planner() -> HeuristicPlanner:
+    return HeuristicPlanner(now=lambda: NOW)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        f"Here is my code:\n\n{SCRIPT}\n{QUESTION}",
+        f"{QUESTION}\n\nHere is what I have so far:\n```python\n{SCRIPT}```\n",
+        f"{QUESTION}\n{JAVASCRIPT}",
+        f"{JAVASCRIPT}\n\n  - {QUESTION}",
+    ],
+)
+def test_the_question_is_set_apart_from_a_paste(prompt: str) -> None:
+    parts = split_prompt(prompt)
+    assert parts.ask.removeprefix("- ") == QUESTION  # a list item keeps its bullet
+    assert len(parts.pasted) >= PASTED_CHARS
+    assert "Here is" not in parts.ask  # the paste's label says nothing of its own
+
+
+def test_a_label_that_says_something_stays() -> None:
+    parts = split_prompt(f"The report job from our billing service:\n{SCRIPT}\nwhy is it slow?")
+    assert parts.ask == "The report job from our billing service:\nwhy is it slow?"
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        QUESTION,
+        "x = fetch(1)\nwhy is x None here when the server answered 200?",  # a line of code
+        SCRIPT,  # all paste: the paste is the question
+        f"{SCRIPT}\nwhy?",  # no words left to search with
+        "## Notes\n- deploys run on Fridays\n- the cache is warmed first\n" * 30,  # long prose
+        "",
+        "```\n```",
+        "```python\nunterminated = True\n" + "y = 2\n" * 200,
+    ],
+)
+def test_prompts_without_a_paste_beside_a_question_are_left_whole(prompt: str) -> None:
+    assert split_prompt(prompt) == PromptParts(prompt)
+
+
+def test_logs_are_material() -> None:
+    log = "\n".join(
+        f"2025-11-{day:02d} 12:00:0{day % 10} ERROR worker-{day} lost its lease on queue orders"
+        for day in range(1, 12)
+    )
+    parts = split_prompt(f"{log}\nwhy do the workers keep losing their leases?")
+    assert parts.ask == "why do the workers keep losing their leases?"
+    assert parts.pasted == log
+
+
+def test_kept_spans_belong_to_the_ask() -> None:
+    prompt = f"{SCRIPT}\n    return handle(x)\nwhat breaks?"
+    start = prompt.index("    return handle")
+    parts = split_prompt(prompt, keep=[(start, start + 10)])
+    assert parts.ask == "return handle(x)\nwhat breaks?"
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        f"{SCRIPT}\n{QUESTION}",
+        f"{QUESTION}\n\n{SCRIPT}",
+        # far past the query's 1,000 characters and the planner's 20,000
+        f"Here is my code:\n{SCRIPT * 40}\n{QUESTION}",
+    ],
+)
+def test_every_source_is_searched_with_the_question(planner: HeuristicPlanner, prompt: str) -> None:
+    plan = planner.plan(prompt)
+    for query in (plan.kb_query, plan.code_query, plan.events_query):
+        assert "429 rate limits" in query
+        assert "ReportWriter" not in query and "csv" not in query
+    assert plan.notes["pasted_chars"] >= PASTED_CHARS
+    # the paste's names do not ask for more code
+    assert plan.code_limit == planner.plan(QUESTION).code_limit
+
+
+def test_a_pasted_logs_dates_do_not_make_a_window(planner: HeuristicPlanner) -> None:
+    log = "\n".join(
+        f"2026-11-{d:02d} 03:00:00 WARN backup took {d * 7} minutes" for d in (2, 9, 16)
+    )
+    plan = planner.plan(f"{log}\n{log}\n{log}\nwhy are the nightly backups getting slower?")
+    assert plan.events_since is None and plan.events_until is None
+    assert plan.events_query == "why are the nightly backups getting slower?"
+    # said in the question, a date is still a window
+    plan = planner.plan(f"{log}\n{log}\n{log}\nwhat changed in the backups on Nov 9?")
+    assert plan.events_since == datetime(2026, 11, 9, tzinfo=UTC)
+
+
+def test_a_traceback_beside_pasted_code_keeps_its_error(planner: HeuristicPlanner) -> None:
+    traceback = (
+        "Traceback (most recent call last):\n"
+        '  File "/app/report.py", line 17, in write_rows\n'
+        "    writer = csv.DictWriter(handle, fieldnames=sorted(rows[0]))\n"
+        "IndexError: list index out of range\n"
+    )
+    plan = planner.plan(f"{SCRIPT}\n{traceback}\nwhy does this crash on an empty week?")
+    for query in (plan.kb_query, plan.code_query):
+        assert "IndexError: list index out of range" in query
+        assert "/app/report.py" in query  # the condensed trace is the question's
+        assert "empty week" in query
+        assert "summarise_sales" not in query
+
+
+def test_hostile_pastes_plan_without_error(planner: HeuristicPlanner) -> None:
+    for prompt in (
+        "\x00\x01\ufffd" * 5000 + "\nwhy does the import fail?",
+        "\udcff bad surrogate\n" + SCRIPT + '\nwhat does \' OR "x" NEAR(a b) do?',
+        "```\n" * 3000,
+        "    " + "a = 1;" * 10_000 + "\nwhy so slow?",
+        "\n" * 50_000,
+    ):
+        plan = planner.plan(prompt)
+        assert len(plan.kb_query) <= MAX_QUERY_CHARS and len(plan.code_query) <= MAX_QUERY_CHARS
+
+
+def test_names_the_question_writes_come_before_the_pastes() -> None:
+    prompt = f"{SCRIPT}\nwhy does `fetch_with_retry` give up before summarise_sales runs?"
+    names, _ = code_names(prompt)
+    assert names[0] == "fetch_with_retry"
+    # the paste defines these: the user has that code already
+    assert not {"summarise_sales", "write_rows", "ReportWriter"} & set(names)
+    assert "csv.DictWriter" in names  # what the paste uses may be in the index
