@@ -159,10 +159,17 @@ _PLACE_IN_PERIOD = re.compile(
     r"(?:(?:current|previous|following)\s+)?(?:week|month|year|quarter)\b",
     re.IGNORECASE,
 )
-#: "every Monday", "each day": a recurrence.
-_RECURRENCE = re.compile(r"\b(?:every|each)\s+$", re.IGNORECASE)
-#: How far before a phrase "every" / "each" is looked for (the words and spaces between).
-_RECURRENCE_REACH = 16
+#: "every Monday", "each day", "every other Monday", "every Monday and Thursday",
+#: "every 2 weeks on Monday", "twice a week on Tuesday": a recurrence.
+_RECURRENCE = re.compile(
+    r"\b(?:(?:every|each)\s+(?:(?:other|second|third|fourth|alternate|\d{1,2}(?:st|nd|rd|th)?)\s+)?"
+    r"(?:[a-z]+day(?:,\s*|\s+(?:and|or)\s+))*"
+    r"|(?:every\s+\d{1,2}\s+(?:days|weeks|months)|(?:once|twice|\d{1,2}\s+times)\s+a\s+(?:week|month))"
+    r"\s+)$",
+    re.IGNORECASE,
+)
+#: How far before a phrase the recurrence is looked for (the words and spaces between).
+_RECURRENCE_REACH = 60
 
 
 def _phrases(prompt: str) -> Iterator[tuple[str, re.Match[str]]]:

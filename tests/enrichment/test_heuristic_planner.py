@@ -165,6 +165,11 @@ def test_time_phrase_is_not_searched_as_words(planner: HeuristicPlanner) -> None
         "the last day of each month is a holiday",
         "deploys run every Monday",
         "we back up each day at noon",
+        "we deploy every other Monday",
+        "the report is sent every second Friday",
+        "standups are every Monday, Wednesday and Friday",
+        "we release every 2 weeks on Monday",
+        "the cache is flushed twice a week on Tuesday",
     ],
 )
 def test_a_place_in_a_period_or_a_recurrence_is_not_a_window(
@@ -177,6 +182,8 @@ def test_a_place_in_a_period_or_a_recurrence_is_not_a_window(
     # The same words as a time still are one, and so is a window "of" something else.
     assert planner.plan("what did we decide last friday?").events_since is not None
     assert planner.plan("show me the last 3 days of logs").events_since is not None
+    assert planner.plan("what did we deploy on Monday and Thursday?").events_since is not None
+    assert planner.plan("every deploy since Monday failed").events_since is not None
 
 
 def test_a_date_stays_in_the_kb_and_code_queries(planner: HeuristicPlanner) -> None:
