@@ -103,13 +103,16 @@ def code_names(prompt: str) -> tuple[list[str], list[str]]:
     """(identifiers, paths) the prompt names, in order of appearance, without repeats.
 
     Beside pasted material (``prompt_parts.py``), the names the prose writes come
-    first, and names the paste defines are not looked up: the user has that code.
+    first, and names only the paste writes and defines are not looked up: the user
+    has that code.
     """
     parts = split_prompt(prompt)
     if parts.pasted:
+        asked = set(_names_in(parts.ask)[0])
         names, paths = _names_in(parts.ask + "\n" + parts.pasted)
         defined = parts.names_defined()
-        return [n for n in names if n.rsplit(".", 1)[-1] not in defined][:MAX_NAMES], paths
+        kept = [n for n in names if n in asked or n.rsplit(".", 1)[-1] not in defined]
+        return kept[:MAX_NAMES], paths
     names, paths = _names_in(prompt)
     return names[:MAX_NAMES], paths
 

@@ -326,7 +326,7 @@ _NOT_IDENTIFIERS = frozenset({"e.g", "i.e", "etc", "a.m", "p.m", "vs"})
 #: A Python traceback: its header, its frames (indented lines) and the exception line.
 _TRACEBACK = re.compile(
     r"^[ \t]*Traceback \(most recent call last\):[ \t]*\n"
-    r"(?P<frames>(?:[ \t]+\S[^\n]*\n)*)(?P<error>[^\s][^\n]*)?",
+    r"(?P<frames>(?:[ \t]+\S[^\n]*\n)*)(?P<error>(?!```|~~~)[^\s][^\n]*)?",
     re.MULTILINE,
 )
 _FRAME = re.compile(
@@ -349,6 +349,25 @@ def _condensed_traceback(match: re.Match[str]) -> str:
     own = [f for f in frames if not _LIBRARY_FRAME.search(f)]
     kept = list(dict.fromkeys([*own[-1:], *frames[-1:]]))
     return "\n".join([match.group("error") or "", *kept]).strip() + "\n"
+
+
+#: What may stand before an error message that starts a line (pytest writes "E   ").
+_LINE_START = re.compile(r"[ \t>]*(?:E[ \t]+)?")
+
+
+def _before(text: str, match: re.Match[str]) -> str:
+    """The text of ``match``'s line before it."""
+    return text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
+
+
+def _head_and_tail(text: str, chars: int) -> str:
+    """About ``chars`` characters from each end of ``text``, in whole lines; a fence
+    opened in the part left out stays open."""
+    head = text[:chars].rpartition("\n")[0] or text[:chars]
+    tail = text[-chars:].partition("\n")[2] or text[-chars:]
+    left_out = text[len(head) : len(text) - len(tail)]
+    fences = sum(1 for line in left_out.splitlines() if line.lstrip().startswith(("```", "~~~")))
+    return head + "\n" + ("```\n" if fences % 2 else "") + tail
 
 
 def _condense_tracebacks(text: str) -> tuple[str, list[tuple[int, int]]]:
@@ -403,11 +422,14 @@ class HeuristicPlanner:
         text = prompt.encode("utf-8", "replace").decode("utf-8")
         text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", " ", text)
         if len(text) > MAX_PROMPT_CHARS:  # the rules' cost; a question often comes last
-            half = MAX_PROMPT_CHARS // 2
-            text = text[:half] + "\n" + text[-half:]
+            text = _head_and_tail(text, MAX_PROMPT_CHARS // 2)
         text, tracebacks = _condense_tracebacks(text)
-        # Pasted code or logs beside a question: the question is what to look up.
-        parts = split_prompt(text, keep=tracebacks)
+        # Pasted code or logs beside a question: the question is what to look up, with
+        # the error messages and condensed tracebacks it pastes.
+        errors = [
+            m.span() for m in _ERROR.finditer(text) if _LINE_START.fullmatch(_before(text, m))
+        ]
+        parts = split_prompt(text, keep=tracebacks + errors)
         text = parts.ask
 
         window, rest = find_time_window(text, now=self.now(), tz=self.tz)

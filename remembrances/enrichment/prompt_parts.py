@@ -6,7 +6,7 @@ words among hundreds, and past the first 1,000 characters a planned query keeps
 it is not searched at all. On the development suite's docs and code questions
 asked after 1,363 characters of pasted code, the answer reached
 ``enrich_context``'s block for 1 of 462, against 376 asked alone
-(benchmarks/bench_gate.py, "Questions after pasted code").
+(benchmarks/bench_gate.py, "Questions asked with pasted code").
 
 So the prompt's lines are read one by one: prose is the ask; fenced blocks,
 indented lines, lines that start like code (``def``, ``import``, ``x = ...``) or a
@@ -27,14 +27,21 @@ from ..fts_query import STOP_WORDS
 
 #: Material shorter than this is part of the question ("x = foo(1) gives None").
 PASTED_CHARS = 300
-#: Prose needs this many words (two letters or more) to be searched alone.
+#: Prose needs this many words that say what to look for (not "fix this", "can you
+#: explain this code?") to be searched alone; else the paste is what to look up.
 MIN_ASK_WORDS = 2
 
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)")
+#: A line starting so is code only with code's punctuation, or when short: "import os"
+#: is code, "import of the orders fails since Monday" and "let me know why" are prose.
+_KEYWORD_START = re.compile(
+    r"^(?:import|from|def|class|return|raise|elif|else|try|except|finally|async|await|"
+    r"const|let|var|function|func|fn|pub|public|private|protected|package|using|"
+    r"namespace|struct|enum|impl)\b"
+)
+_CODE_PUNCTUATION = re.compile(r"[()=;{}\[\]<>]|:$")
 _CODE_START = re.compile(
-    r"^(?:(?:import|from\s+[\w.]+\s+import|def|class|return|raise|elif|else|try|except|"
-    r"finally|async|await|const|let|var|function|func|fn|pub|public|private|protected|"
-    r"package|using|namespace|struct|enum|impl|#include|#define)\b"
+    r"^(?:#include\b|#define\b|from\s+[\w.]+\s+import\b|import\s+[\w.]+(?:\s*,\s*[\w.]+)*$"
     r"|(?:SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP)\s"  # SQL, written upper case
     r"|@[\w.]+(?:\(|$)|\$ |>>> |[{}<]|//|/\*|\*/"  # decorators, shell prompts, braces, comments
     r"|[\w.\[\]'\"]+\s*(?:[-+*/%|&^]|//|\*\*)?=(?!=)"  # an assignment: x = 1, a.b += 2
@@ -46,7 +53,48 @@ _LOG = re.compile(
     r"(?:DEBUG|INFO|NOTICE|WARN(?:ING)?|ERROR|CRITICAL|FATAL|TRACE)\b)"
 )
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+")
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[a-z]")
+#: A word: two letters or more, in any script ("为什么" is one, as its own token).
+_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['-])*[^\W\d_]")
+#: Words that ask rather than say what about: "fix this", "can you explain this code?".
+_ASKING = frozenset(
+    [
+        "fix",
+        "explain",
+        "review",
+        "help",
+        "please",
+        "check",
+        "look",
+        "tell",
+        "show",
+        "describe",
+        "summarise",
+        "summarize",
+        "refactor",
+        "debug",
+        "improve",
+        "implement",
+        "write",
+        "rewrite",
+        "can",
+        "could",
+        "would",
+        "you",
+        "wrong",
+        "work",
+        "works",
+        "working",
+        "broken",
+        "happening",
+        "going",
+        "thanks",
+        "hi",
+        "hey",
+        "hello",
+        "ok",
+        "okay",
+    ]
+)
 #: A line introducing a paste ("Here is what I have so far:") says nothing of its own.
 LABEL_WORDS = frozenset(
     [
@@ -96,8 +144,8 @@ class PromptParts:
 def split_prompt(text: str, keep: Sequence[tuple[int, int]] = ()) -> PromptParts:
     """The prompt's prose apart from pasted material, when it pastes any.
 
-    Lines starting inside a ``keep`` span (a condensed stack trace) belong to the
-    ask whatever they look like. Returns ``PromptParts(text)`` when the material is
+    Lines that overlap a ``keep`` span (a condensed stack trace, an error message)
+    belong to the ask whatever they look like. Returns ``PromptParts(text)`` when the material is
     shorter than ``PASTED_CHARS`` or no prose is left to search with.
     """
     ask: list[str] = []
@@ -108,7 +156,7 @@ def split_prompt(text: str, keep: Sequence[tuple[int, int]] = ()) -> PromptParts
     for line in text.splitlines(keepends=True):
         start, offset = offset, offset + len(line)
         line = line.rstrip("\r\n")
-        if any(a <= start < b for a, b in keep):
+        if any(a < offset and start < b for a, b in keep):
             ask.append(line.strip())
             continue
         if _FENCE.match(line):
@@ -129,7 +177,9 @@ def split_prompt(text: str, keep: Sequence[tuple[int, int]] = ()) -> PromptParts
         ):
             del ask[index]
     prose = "\n".join(ask)
-    if len(material) < PASTED_CHARS or len(_WORD.findall(prose)) < MIN_ASK_WORDS:
+    asking = LABEL_WORDS | STOP_WORDS | _ASKING
+    said = [w for w in _WORD.findall(prose) if w.lower() not in asking]
+    if len(material) < PASTED_CHARS or len(said) < MIN_ASK_WORDS:
         return PromptParts(text)
     return PromptParts(prose, material)
 
@@ -141,10 +191,14 @@ def _is_prose(line: str) -> bool:
     elif line[:1] in (" ", "\t"):
         return False  # indented: code, or a stack trace's frames
     line = line.strip()
+    tokens = line.split()
+    words = [t for t in tokens if _WORD.fullmatch(t.strip(".,;:!?？\"'()`*"))]
+    share = len(words) / len(tokens) if tokens else 0.0
+    if line.endswith(("?", "？")) and share >= 0.5:
+        return True  # a question, even one that starts like code ("x = 3 but why?")
     if _CODE_START.match(line) or _LOG.match(line):
         return False
-    if line.endswith("?"):
-        return True
-    tokens = line.split()
-    words = [t for t in tokens if _WORD.fullmatch(t.strip(".,;:!?\"'()`*"))]
-    return len(words) >= 2 and len(words) >= 0.6 * len(tokens) and not line.endswith(("{", ";"))
+    keyword = item is None and _KEYWORD_START.match(line)
+    if keyword and (_CODE_PUNCTUATION.search(line) or len(tokens) <= 4):
+        return False
+    return len(words) >= 2 and share >= 0.6 and not line.endswith(("{", ";"))

@@ -162,12 +162,19 @@ _PLACE_IN_PERIOD = re.compile(
 #: "every Monday", "each day", "every other Monday", "every Monday and Thursday",
 #: "every 2 weeks on Monday", "twice a week on Tuesday": a recurrence.
 _RECURRENCE = re.compile(
-    r"\b(?:(?:every|each)\s+(?:(?:other|second|third|fourth|alternate|\d{1,2}(?:st|nd|rd|th)?)\s+)?"
-    r"(?:[a-z]+day(?:,\s*|\s+(?:and|or)\s+))*"
-    r"|(?:every\s+\d{1,2}\s+(?:days|weeks|months)|(?:once|twice|\d{1,2}\s+times)\s+a\s+(?:week|month))"
-    r"\s+)$",
+    r"\b(?:every|each)\s+(?:(?:other|second|third|fourth|alternate|\d{1,2}(?:st|nd|rd|th)?)\s+)?"
+    r"(?:[a-z]+day(?:,\s*|\s+(?:and|or)\s+))*$",
     re.IGNORECASE,
 )
+_COUNT = r"(?:\d{1,2}|two|three|four|five|six)"
+#: ... and before a weekday only: "every 2 weeks on Monday" ("every 2 weeks last month"
+#: and "twice a week since October" are windows).
+_RECURRENCE_ON_DAY = re.compile(
+    rf"\b(?:every\s+(?:other\s+|{_COUNT}\s+)?(?:days?|weeks?|months?)"
+    rf"|(?:once|twice|{_COUNT}\s+times)\s+a\s+(?:week|month)|(?:bi)?weekly)\s+$",
+    re.IGNORECASE,
+)
+_ON_WEEKDAY = re.compile(r"(?:on\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)days?", re.IGNORECASE)
 #: How far before a phrase the recurrence is looked for (the words and spaces between).
 _RECURRENCE_REACH = 60
 
@@ -180,7 +187,11 @@ def _phrases(prompt: str) -> Iterator[tuple[str, re.Match[str]]]:
         for match in pattern.finditer(prompt):
             if _PLACE_IN_PERIOD.match(prompt, match.end()):
                 continue
-            if _RECURRENCE.search(prompt, max(match.start() - _RECURRENCE_REACH, 0), match.start()):
+            reach = max(match.start() - _RECURRENCE_REACH, 0)
+            if _RECURRENCE.search(prompt, reach, match.start()):
+                continue
+            on_day = _ON_WEEKDAY.fullmatch(match.group(0))
+            if on_day and _RECURRENCE_ON_DAY.search(prompt, reach, match.start()):
                 continue
             yield rule, match
 

@@ -170,6 +170,9 @@ def test_time_phrase_is_not_searched_as_words(planner: HeuristicPlanner) -> None
         "standups are every Monday, Wednesday and Friday",
         "we release every 2 weeks on Monday",
         "the cache is flushed twice a week on Tuesday",
+        "payroll runs every two weeks on Friday",
+        "we back up three times a week on Sunday",
+        "the audit is biweekly on Monday",
     ],
 )
 def test_a_place_in_a_period_or_a_recurrence_is_not_a_window(
@@ -184,6 +187,12 @@ def test_a_place_in_a_period_or_a_recurrence_is_not_a_window(
     assert planner.plan("show me the last 3 days of logs").events_since is not None
     assert planner.plan("what did we deploy on Monday and Thursday?").events_since is not None
     assert planner.plan("every deploy since Monday failed").events_since is not None
+    for windowed in (
+        "why did the backup only run twice a week last month?",
+        "we have been deploying every 2 weeks since January, what broke?",
+        "the job runs every 3 days since Monday",
+    ):
+        assert planner.plan(windowed).events_since is not None, windowed
 
 
 def test_a_date_stays_in_the_kb_and_code_queries(planner: HeuristicPlanner) -> None:

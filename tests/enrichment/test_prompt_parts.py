@@ -92,6 +92,9 @@ def test_a_label_that_says_something_stays() -> None:
         "x = fetch(1)\nwhy is x None here when the server answered 200?",  # a line of code
         SCRIPT,  # all paste: the paste is the question
         f"{SCRIPT}\nwhy?",  # no words left to search with
+        f"fix this\n{SCRIPT}",  # nothing said but the asking: the paste is what to look up
+        f"Can you explain this code?\n{SCRIPT}",
+        f"Please review:\n\n{SCRIPT}",
         "## Notes\n- deploys run on Fridays\n- the cache is warmed first\n" * 30,  # long prose
         "",
         "```\n```",
@@ -100,6 +103,28 @@ def test_a_label_that_says_something_stays() -> None:
 )
 def test_prompts_without_a_paste_beside_a_question_are_left_whole(prompt: str) -> None:
     assert split_prompt(prompt) == PromptParts(prompt)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "let me know why the payment API keeps returning 429 after we added backoff",
+        "self.retries = 3 but the payment client gives up after one 429, why?",
+        "<CheckoutButton> re-renders forever after the coupon is applied, why?",
+        "import of the payment client fails with a circular import when celery starts",
+        "return value of fetch_with_retry is None after the third 429, is that expected?",
+        "为什么 Stripe 的退款会被处理两次？",
+    ],
+)
+def test_a_question_that_starts_like_code_is_still_the_question(question: str) -> None:
+    parts = split_prompt(f"Our billing service:\n{SCRIPT}\n{question}")
+    assert parts.ask == f"Our billing service:\n{question}"
+
+
+def test_numbered_steps_are_prose() -> None:
+    steps = "1. import the refund fixtures\n2. try a partial refund\n3. let the webhook retry"
+    parts = split_prompt(f"The webhook handler refunds twice.\n{SCRIPT}\n{steps}")
+    assert parts.ask == f"The webhook handler refunds twice.\n{steps}"
 
 
 def test_logs_are_material() -> None:
@@ -165,6 +190,45 @@ def test_a_traceback_beside_pasted_code_keeps_its_error(planner: HeuristicPlanne
         assert "summarise_sales" not in query
 
 
+@pytest.mark.parametrize(
+    ("error", "trace"),
+    [
+        (
+            "Error: connect ECONNREFUSED 127.0.0.1:5432",
+            "    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1555:16)",
+        ),
+        ("E       AssertionError: assert 2 == 1", "tests/test_refunds.py:14: AssertionError"),
+    ],
+)
+def test_an_error_message_beside_a_paste_is_part_of_the_question(
+    planner: HeuristicPlanner, error: str, trace: str
+) -> None:
+    plan = planner.plan(f"{SCRIPT}\n{error}\n{trace}\nwhy does the nightly worker stop?")
+    message = error.removeprefix("E").strip()
+    assert message in plan.kb_query and message in plan.code_query
+    assert "nightly worker stop" in plan.kb_query
+    assert plan.code_limit > planner.code_limit  # an error asks for more code, as before
+
+
+def test_a_fence_left_open_by_a_long_prompts_cut_stays_open(planner: HeuristicPlanner) -> None:
+    fenced = "```python\n" + SCRIPT * 25 + "```\n"  # about 21,000 characters
+    log = "\n".join(f"2026-11-20 0{i % 10}:00:00 WARN retry {i}" for i in range(300))
+    plan = planner.plan(f"Our import fails.\n{fenced}{log}\nwhy does the nightly import stop?")
+    assert "nightly import stop" in plan.kb_query and "WARN" not in plan.kb_query
+
+
+def test_a_fenced_traceback_without_its_error_line_ends_at_the_fence(
+    planner: HeuristicPlanner,
+) -> None:
+    traceback = (
+        "```\nTraceback (most recent call last):\n"
+        '  File "/app/report.py", line 17, in write_rows\n'
+        "    writer = csv.DictWriter(handle)\n```\n"
+    )
+    plan = planner.plan(f"{traceback}{SCRIPT}\nThe weekly sales report crashes on Mondays.")
+    assert "weekly sales report crashes" in plan.kb_query
+
+
 def test_hostile_pastes_plan_without_error(planner: HeuristicPlanner) -> None:
     for prompt in (
         "\x00\x01\ufffd" * 5000 + "\nwhy does the import fail?",
@@ -180,7 +244,7 @@ def test_hostile_pastes_plan_without_error(planner: HeuristicPlanner) -> None:
 def test_names_the_question_writes_come_before_the_pastes() -> None:
     prompt = f"{SCRIPT}\nwhy does `fetch_with_retry` give up before summarise_sales runs?"
     names, _ = code_names(prompt)
-    assert names[0] == "fetch_with_retry"
-    # the paste defines these: the user has that code already
-    assert not {"summarise_sales", "write_rows", "ReportWriter"} & set(names)
+    assert names[:2] == ["fetch_with_retry", "summarise_sales"]  # the question's, first
+    # only the paste writes these, and it defines them: the user has that code already
+    assert not {"write_rows", "ReportWriter"} & set(names)
     assert "csv.DictWriter" in names  # what the paste uses may be in the index
