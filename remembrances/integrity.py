@@ -98,15 +98,7 @@ def _rebuild(
     failed: list[str] = []
     for collection, source in short:
         try:
-            doc = memory.kb.get(source, collection=collection)
-            memory.kb.delete(source, collection=collection)
-            memory.kb.add(
-                doc.text or "",
-                source=source,
-                title=doc.title,
-                metadata=doc.metadata,
-                collection=collection,
-            )
+            memory.kb.rebuild(source, collection=collection)
             done.append(f"{collection}/{source}")
         except RemembrancesError as exc:
             failed.append(f"KB {collection}/{source}: {exc}")
@@ -144,7 +136,7 @@ def check_layers(memory: RemembrancesService, report: CheckReport, *, repair: bo
         report.problems.append(f"missing some of their chunks: {', '.join(missing[:5])}{more}")
         if repair:
             done, failed = _rebuild(memory, short, events)
-            if not failed:
+            if done:
                 report.repaired.append(f"chunked again from their stored text: {len(done)}")
-            else:
+            if failed:
                 report.problems.append(f"could not be rebuilt: {'; '.join(failed[:3])}")

@@ -8,6 +8,7 @@ import pytest
 
 import remembrances
 from remembrances import Chunk, Store
+from remembrances.embeddings import HashEmbedder
 from remembrances.integrity import check
 
 
@@ -99,3 +100,30 @@ def test_chunks_and_records_that_disagree_are_found_and_repaired(location: str) 
         found = svc.events.search("event", mode="text", limit=5)
         assert sorted(e.id for e in found) == sorted([kept.id, unindexed.id])
         assert svc.store.search("whose row is lost", mode="text") == []
+
+
+class FailingEmbedder(HashEmbedder):
+    """hash:64 whose vectors come back with the wrong length: an embedder that fails."""
+
+    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+        return [[0.1] * 5 for _ in texts]
+
+
+@pytest.mark.backends("sqlite", "postgresql")
+def test_a_repair_whose_embedder_fails_keeps_the_document(location: str) -> None:
+    text = "# Keys\n\nRotate keys every 90 days, and the signing key every 30."
+    with remembrances.open(location, embedder="hash:64") as svc:
+        svc.kb.add(text, source="keys.md", metadata={"team": "ops"})
+        svc.store.delete_source("kb", "keys.md", collection="default")
+        with svc.store.transaction() as tx:  # so that the repair must call the embedder
+            tx.execute("DELETE FROM embedding_cache")
+    with remembrances.open(location, embedder=FailingEmbedder(64)) as svc:
+        report = svc.check(repair=True)
+        assert any("could not be rebuilt" in p and "keys.md" in p for p in report.problems)
+        assert not any("chunked again" in r for r in report.repaired)
+        doc = svc.kb.get("keys.md")  # still there, as it was
+        assert doc.text == text and doc.metadata == {"team": "ops"}
+    with remembrances.open(location, embedder="hash:64") as svc:
+        assert svc.check(repair=True).repaired == ["chunked again from their stored text: 1"]
+        assert svc.check().ok
+        assert [h.source for h in svc.kb.search("signing key", mode="text")] == ["keys.md"]

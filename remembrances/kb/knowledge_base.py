@@ -169,6 +169,32 @@ class KnowledgeBase:
                 )
         return staged
 
+    def rebuild(self, source: str, *, collection: str = "default") -> AddReport:
+        """Chunk and embed a stored document again from its stored text (a repair of
+        lost chunks). The new chunks replace the old in one transaction once they are
+        embedded: an embedder that fails leaves the document as it was."""
+        doc = self.get(source, collection=collection)
+        row = self.known(doc.collection, doc.source) or {}
+        file = None
+        if row.get("path"):
+            file = FileStamp(
+                row["path"], row["file_size"], row["file_mtime_ns"], row["settings"] or ""
+            )
+        staged = stage(  # nothing stored to compare with: always chunked again
+            self.chunker,
+            doc.text or "",
+            source=doc.source,
+            title=doc.title,
+            metadata=doc.metadata,
+            collection=doc.collection,
+            format=doc.format,
+            stored=None,
+            file=file,
+        )
+        if isinstance(staged, AddReport):
+            return staged
+        return self.commit([staged]).reports[0]
+
     def commit(
         self,
         staged: Sequence[StagedDocument],
