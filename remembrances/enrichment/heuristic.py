@@ -18,7 +18,7 @@ from datetime import UTC, datetime, tzinfo
 
 from ..fts_query import STOP_WORDS
 from .plan import MAX_QUERY_CHARS, EnrichmentPlan
-from .prompt_parts import split_prompt
+from .prompt_parts import META_WORDS, split_prompt
 from .time_phrases import find_time_window
 
 #: Phrases that ask for something rather than say what it is about.
@@ -81,93 +81,6 @@ REQUEST_PHRASES = [
     r"actually",
     r"basically",
 ]
-
-#: Words about the conversation or the kind of artefact, not its subject.
-META_WORDS = frozenset(
-    [
-        "code",
-        "codebase",
-        "repo",
-        "repository",
-        "function",
-        "functions",
-        "method",
-        "methods",
-        "file",
-        "files",
-        "class",
-        "classes",
-        "something",
-        "anything",
-        "stuff",
-        "thing",
-        "things",
-        "bit",
-        "part",
-        "question",
-        "answer",
-        "help",
-        "issue",
-        "bug",
-        "bugs",
-        "problem",
-        "problems",
-        "work",
-        "works",
-        "working",
-        "broken",
-        "wrong",
-        "happen",
-        "happens",
-        "happening",
-        "going",
-        "going",
-        "on",
-        "use",
-        "used",
-        "using",
-        "need",
-        "needs",
-        "get",
-        "got",
-        "make",
-        "made",
-        "see",
-        "look",
-        "know",
-        "think",
-        "want",
-        "like",
-        "also",
-        "maybe",
-        "really",
-        "please",
-        "thanks",
-        "me",
-        "my",
-        "mine",
-        "we",
-        "us",
-        "our",
-        "you",
-        "your",
-        "i",
-        "i'm",
-        "it's",
-        "its",
-        "that's",
-        "there's",
-        "again",
-        "still",
-        "already",
-        "ever",
-        "even",
-        "well",
-        "way",
-        "lot",
-        "lots",
-    ]
-)
 
 #: Words of a reply about the conversation itself ("thanks, that worked!", "no, the
 #: other one", "try again"): a prompt of nothing else is not searched. Their words are
@@ -387,6 +300,8 @@ def _condense_tracebacks(text: str) -> tuple[str, list[tuple[int, int]]]:
 
 #: Longer prompts are planned from their first and last halves of this.
 MAX_PROMPT_CHARS = 20_000
+#: Error messages pasted beside a question that join it: the last ones (a log's newest).
+MAX_PASTED_ERRORS = 3
 
 
 class HeuristicPlanner:
@@ -426,10 +341,14 @@ class HeuristicPlanner:
         text, tracebacks = _condense_tracebacks(text)
         # Pasted code or logs beside a question: the question is what to look up, with
         # the error messages and condensed tracebacks it pastes.
-        errors = [
-            m.span() for m in _ERROR.finditer(text) if _LINE_START.fullmatch(_before(text, m))
-        ]
-        parts = split_prompt(text, keep=tracebacks + errors)
+        errors = {
+            m.group(0): m.span()
+            for m in _ERROR.finditer(text)
+            if _LINE_START.fullmatch(_before(text, m))
+        }  # the last place of each message: a log repeats them
+        spans = sorted(errors.values())
+        older, kept = spans[:-MAX_PASTED_ERRORS], spans[-MAX_PASTED_ERRORS:]
+        parts = split_prompt(text, keep=tracebacks + kept, drop=older)
         text = parts.ask
 
         window, rest = find_time_window(text, now=self.now(), tz=self.tz)

@@ -11,7 +11,7 @@ apart, as many as asked alone
 
 So the prompt's lines are read one by one: prose is the ask; fenced blocks,
 indented lines, lines that start like code (``def``, ``import``, ``x = ...``) or a
-log, and lines that are mostly not words are material. When the material is
+log, lines that are mostly not words, and a line said before are material. When the material is
 large enough to be a paste (``PASTED_CHARS``) and prose remains, the planner
 searches with the prose alone, and the code layer looks up the names the prose
 writes before those of the paste. A prompt that is all paste (a function, a
@@ -20,6 +20,8 @@ stack trace) is searched as before: then the paste is the question.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -56,16 +58,99 @@ _LOG = re.compile(
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]+")
 #: A word: two letters or more, in any script ("为什么" is one, as its own token).
 _WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['-])*[^\W\d_]")
+#: Words about the conversation or the kind of artefact, not its subject.
+META_WORDS = frozenset(
+    [
+        "code",
+        "codebase",
+        "repo",
+        "repository",
+        "function",
+        "functions",
+        "method",
+        "methods",
+        "file",
+        "files",
+        "class",
+        "classes",
+        "something",
+        "anything",
+        "stuff",
+        "thing",
+        "things",
+        "bit",
+        "part",
+        "question",
+        "answer",
+        "help",
+        "issue",
+        "bug",
+        "bugs",
+        "problem",
+        "problems",
+        "work",
+        "works",
+        "working",
+        "broken",
+        "wrong",
+        "happen",
+        "happens",
+        "happening",
+        "going",
+        "going",
+        "on",
+        "use",
+        "used",
+        "using",
+        "need",
+        "needs",
+        "get",
+        "got",
+        "make",
+        "made",
+        "see",
+        "look",
+        "know",
+        "think",
+        "want",
+        "like",
+        "also",
+        "maybe",
+        "really",
+        "please",
+        "thanks",
+        "me",
+        "my",
+        "mine",
+        "we",
+        "us",
+        "our",
+        "you",
+        "your",
+        "i",
+        "i'm",
+        "it's",
+        "its",
+        "that's",
+        "there's",
+        "again",
+        "still",
+        "already",
+        "ever",
+        "even",
+        "well",
+        "way",
+        "lot",
+        "lots",
+    ]
+)
 #: Words that ask rather than say what about: "fix this", "can you explain this code?".
 _ASKING = frozenset(
     [
         "fix",
         "explain",
         "review",
-        "help",
-        "please",
         "check",
-        "look",
         "tell",
         "show",
         "describe",
@@ -80,15 +165,6 @@ _ASKING = frozenset(
         "can",
         "could",
         "would",
-        "you",
-        "wrong",
-        "work",
-        "works",
-        "working",
-        "broken",
-        "happening",
-        "going",
-        "thanks",
         "hi",
         "hey",
         "hello",
@@ -96,13 +172,12 @@ _ASKING = frozenset(
         "okay",
     ]
 )
-#: A line introducing a paste ("Here is what I have so far:") says nothing of its own.
+#: With those, the words of a line introducing a paste ("Here is what I have so far:").
 LABEL_WORDS = frozenset(
     [
         "here",
         "below",
         "following",
-        "code",
         "snippet",
         "script",
         "output",
@@ -115,14 +190,10 @@ LABEL_WORDS = frozenset(
         "far",
         "wrote",
         "looks",
-        "like",
-        "see",
         "attached",
         "version",
         "example",
         "config",
-        "file",
-        "my",
     ]
 )
 _DEFINES = re.compile(
@@ -142,47 +213,63 @@ class PromptParts:
         return frozenset(_DEFINES.findall(self.pasted))
 
 
-def split_prompt(text: str, keep: Sequence[tuple[int, int]] = ()) -> PromptParts:
+def split_prompt(
+    text: str, keep: Sequence[tuple[int, int]] = (), drop: Sequence[tuple[int, int]] = ()
+) -> PromptParts:
     """The prompt's prose apart from pasted material, when it pastes any.
 
     Lines that overlap a ``keep`` span (a condensed stack trace, an error message)
-    belong to the ask whatever they look like. Returns ``PromptParts(text)`` when the material is
+    belong to the ask whatever they look like, each once; lines that overlap a ``drop``
+    span (a log's older errors) are material. Returns ``PromptParts(text)`` when the material is
     shorter than ``PASTED_CHARS`` or no prose is left to search with.
     """
-    ask: list[str] = []
+    ask: dict[str, None] = {}  # the prose lines in order, each once
+    labels: list[str] = []  # lines of the ask ending in ":" that material follows
     pasted: list[str] = []
-    labels: list[int] = []  # indices in ask of lines ending in ":" followed by material
     fenced = False
-    offset = 0
-    for line in text.splitlines(keepends=True):
-        start, offset = offset, offset + len(line)
-        line = line.rstrip("\r\n")
-        if any(a < offset and start < b for a, b in keep):
-            ask.append(line.strip())
+    lines = text.splitlines()
+    kept, dropped = _lines_in(text, keep), _lines_in(text, drop)
+    for number, line in enumerate(lines):
+        said = line.strip()
+        if number in kept:
+            ask.setdefault(said)
             continue
         if _FENCE.match(line):
             fenced = not fenced
             continue
-        if not line.strip():
+        if not said:
             continue
-        if fenced or not _is_prose(line):
+        # a line said before is a log's (or a paste's) repeat
+        if fenced or number in dropped or said in ask or not _is_prose(line):
             pasted.append(line)
-            if ask and ask[-1].endswith(":") and (not labels or labels[-1] != len(ask) - 1):
-                labels.append(len(ask) - 1)
+            last = next(reversed(ask), "")
+            if last.endswith(":") and last not in labels:
+                labels.append(last)
             continue
-        ask.append(line.strip())
+        ask.setdefault(said)
     material = "\n".join(pasted)
-    for index in reversed(labels):
-        if all(
-            w.lower() in LABEL_WORDS or w.lower() in STOP_WORDS for w in _WORD.findall(ask[index])
-        ):
-            del ask[index]
+    saying_nothing = STOP_WORDS | META_WORDS | LABEL_WORDS
+    for label in labels:
+        if all(w.lower() in saying_nothing for w in _WORD.findall(label)):
+            del ask[label]
     prose = "\n".join(ask)
-    asking = LABEL_WORDS | STOP_WORDS | _ASKING
-    said = [w for w in _WORD.findall(prose) if w.lower() not in asking]
-    if len(material) < PASTED_CHARS or len(said) < MIN_ASK_WORDS:
+    content = [w for w in _WORD.findall(prose) if w.lower() not in saying_nothing | _ASKING]
+    if len(material) < PASTED_CHARS or len(content) < MIN_ASK_WORDS:
         return PromptParts(text)
     return PromptParts(prose, material)
+
+
+def _lines_in(text: str, spans: Sequence[tuple[int, int]]) -> set[int]:
+    """The numbers of ``text``'s lines that overlap any of ``spans`` (character offsets)."""
+    lines = text.splitlines(keepends=True)
+    starts = list(itertools.accumulate((len(line) for line in lines), initial=0))
+    found: set[int] = set()
+    for a, b in spans:
+        number = bisect.bisect_right(starts, a) - 1
+        while number < len(lines) and starts[number] < b:
+            found.add(number)
+            number += 1
+    return found
 
 
 def _is_prose(line: str) -> bool:

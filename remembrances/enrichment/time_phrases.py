@@ -163,18 +163,17 @@ _PLACE_IN_PERIOD = re.compile(
 #: "every 2 weeks on Monday", "twice a week on Tuesday": a recurrence.
 _RECURRENCE = re.compile(
     r"\b(?:every|each)\s+(?:(?:other|second|third|fourth|alternate|\d{1,2}(?:st|nd|rd|th)?)\s+)?"
-    r"(?:[a-z]+day(?:,\s*|\s+(?:and|or)\s+))*$",
+    rf"(?:{_DAY}(?:,\s*|\s+(?:and|or)\s+))*$",
     re.IGNORECASE,
 )
-_COUNT = r"(?:\d{1,2}|two|three|four|five|six)"
 #: ... and before a weekday only: "every 2 weeks on Monday" ("every 2 weeks last month"
 #: and "twice a week since October" are windows).
 _RECURRENCE_ON_DAY = re.compile(
-    rf"\b(?:every\s+(?:other\s+|{_COUNT}\s+)?(?:days?|weeks?|months?)"
-    rf"|(?:once|twice|{_COUNT}\s+times)\s+a\s+(?:week|month)|(?:bi)?weekly)\s+$",
+    rf"\b(?:every\s+(?:other\s+|{_N}\s+)?{_UNIT}"
+    rf"|(?:once|twice|{_N}\s+times)\s+a\s+(?:week|month)|(?:bi)?weekly)\s+$",
     re.IGNORECASE,
 )
-_ON_WEEKDAY = re.compile(r"(?:on\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)days?", re.IGNORECASE)
+_ON_WEEKDAY = re.compile(rf"(?:on\s+)?{_DAY}s?", re.IGNORECASE)
 #: How far before a phrase the recurrence is looked for (the words and spaces between).
 _RECURRENCE_REACH = 60
 

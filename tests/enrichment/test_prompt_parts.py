@@ -95,7 +95,10 @@ def test_a_label_that_says_something_stays() -> None:
         f"fix this\n{SCRIPT}",  # nothing said but the asking: the paste is what to look up
         f"Can you explain this code?\n{SCRIPT}",
         f"Please review:\n\n{SCRIPT}",
-        "## Notes\n- deploys run on Fridays\n- the cache is warmed first\n" * 30,  # long prose
+        "## Notes\n"
+        + "".join(
+            f"- deploy {i} ran on a Friday, the cache warmed first\n" for i in range(60)
+        ),  # long prose
         "",
         "```\n```",
         "```python\nunterminated = True\n" + "y = 2\n" * 200,
@@ -208,6 +211,18 @@ def test_an_error_message_beside_a_paste_is_part_of_the_question(
     assert message in plan.kb_query and message in plan.code_query
     assert "nightly worker stop" in plan.kb_query
     assert plan.code_limit > planner.code_limit  # an error asks for more code, as before
+
+
+def test_a_log_of_errors_does_not_drown_the_question(planner: HeuristicPlanner) -> None:
+    for error in ("Error: connect ECONNREFUSED 10.0.0.7:5432", "ERROR: lease lost"):
+        plan = planner.plan(f"{error}\n" * 500 + "why does the nightly worker stop?")
+        assert plan.kb_query == f"{error} the nightly worker stop?"  # each said once
+    distinct = "".join(
+        f'  File "w.py", line {i}, in run\nLeaseError: lease {i} lost\n' for i in range(40)
+    )
+    plan = planner.plan(f"{distinct}why does the nightly worker stop?")
+    assert "nightly worker stop" in plan.kb_query
+    assert plan.kb_query.count("LeaseError") == 3 and "lease 39 lost" in plan.kb_query
 
 
 def test_a_fence_left_open_by_a_long_prompts_cut_stays_open(planner: HeuristicPlanner) -> None:
