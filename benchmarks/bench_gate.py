@@ -333,7 +333,7 @@ def _pastes_as_said() -> Iterator[None]:
         heuristic.split_prompt, code_focus.split_prompt = saved
 
 
-def _as_said(text: str, keep: Any = ()) -> PromptParts:
+def _as_said(text: str, *spans: Any, **named_spans: Any) -> PromptParts:
     return PromptParts(text)
 
 

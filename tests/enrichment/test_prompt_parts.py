@@ -245,15 +245,17 @@ def test_a_fenced_traceback_without_its_error_line_ends_at_the_fence(
 
 
 def test_hostile_pastes_plan_without_error(planner: HeuristicPlanner) -> None:
-    for prompt in (
-        "\x00\x01\ufffd" * 5000 + "\nwhy does the import fail?",
-        "\udcff bad surrogate\n" + SCRIPT + '\nwhat does \' OR "x" NEAR(a b) do?',
-        "```\n" * 3000,
-        "    " + "a = 1;" * 10_000 + "\nwhy so slow?",
-        "\n" * 50_000,
+    for prompt, expected in (
+        ("\x00\x01\ufffd" * 5000 + "\nwhy does the import fail?", "the import fail?"),
+        ("\udcff bad surrogate\n" + SCRIPT + '\nwhat does \' OR "x" NEAR(a b) do?', "NEAR(a b)"),
+        ("```\n" * 3000, ""),
+        ("    " + "a = 1;" * 10_000 + "\nwhy so slow?", "a = 1;"),  # all paste but "slow"
+        ("\n" * 50_000, ""),
     ):
         plan = planner.plan(prompt)
         assert len(plan.kb_query) <= MAX_QUERY_CHARS and len(plan.code_query) <= MAX_QUERY_CHARS
+        assert expected in plan.kb_query and bool(expected) == bool(plan.kb_query)
+        assert "ReportWriter" not in plan.kb_query and "\udcff" not in plan.kb_query
 
 
 def test_names_the_question_writes_come_before_the_pastes() -> None:
