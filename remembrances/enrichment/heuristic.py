@@ -18,7 +18,7 @@ from datetime import UTC, datetime, tzinfo
 
 from ..fts_query import STOP_WORDS
 from .plan import MAX_QUERY_CHARS, EnrichmentPlan
-from .prompt_parts import META_WORDS, split_prompt
+from .prompt_parts import META_WORDS, PromptParts, split_prompt
 from .time_phrases import find_time_window
 
 #: Phrases that ask for something rather than say what it is about.
@@ -304,6 +304,26 @@ MAX_PROMPT_CHARS = 20_000
 MAX_PASTED_ERRORS = 3
 
 
+def _the_ask(prompt: str) -> PromptParts:
+    """The prompt cleaned, its tracebacks condensed, and what it asks set apart from what
+    it pastes: the question is what to look up, with the error messages and condensed
+    tracebacks it pastes."""
+    # Lone surrogates and control characters: never let them reach a query.
+    text = prompt.encode("utf-8", "replace").decode("utf-8")
+    text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", " ", text)
+    if len(text) > MAX_PROMPT_CHARS:  # the rules' cost; a question often comes last
+        text = _head_and_tail(text, MAX_PROMPT_CHARS // 2)
+    text, tracebacks = _condense_tracebacks(text)
+    errors = {
+        m.group(0): m.span()
+        for m in _ERROR.finditer(text)
+        if _LINE_START.fullmatch(_before(text, m))
+    }  # the last place of each message: a log repeats them
+    spans = sorted(errors.values())
+    older, kept = spans[:-MAX_PASTED_ERRORS], spans[-MAX_PASTED_ERRORS:]
+    return split_prompt(text, keep=tracebacks + kept, drop=older)
+
+
 class HeuristicPlanner:
     """Rules only: fast (well under a millisecond), deterministic, no network.
 
@@ -331,24 +351,7 @@ class HeuristicPlanner:
         self.tz = tz
 
     def plan(self, prompt: str) -> EnrichmentPlan:
-        if not isinstance(prompt, str):
-            prompt = "" if prompt is None else str(prompt)
-        # Lone surrogates and control characters: never let them reach a query.
-        text = prompt.encode("utf-8", "replace").decode("utf-8")
-        text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", " ", text)
-        if len(text) > MAX_PROMPT_CHARS:  # the rules' cost; a question often comes last
-            text = _head_and_tail(text, MAX_PROMPT_CHARS // 2)
-        text, tracebacks = _condense_tracebacks(text)
-        # Pasted code or logs beside a question: the question is what to look up, with
-        # the error messages and condensed tracebacks it pastes.
-        errors = {
-            m.group(0): m.span()
-            for m in _ERROR.finditer(text)
-            if _LINE_START.fullmatch(_before(text, m))
-        }  # the last place of each message: a log repeats them
-        spans = sorted(errors.values())
-        older, kept = spans[:-MAX_PASTED_ERRORS], spans[-MAX_PASTED_ERRORS:]
-        parts = split_prompt(text, keep=tracebacks + kept, drop=older)
+        parts = _the_ask("" if prompt is None else str(prompt))
         text = parts.ask
 
         window, rest = find_time_window(text, now=self.now(), tz=self.tz)
