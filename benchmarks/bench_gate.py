@@ -27,6 +27,12 @@ of the project itself (not the answer) before it. The planner sets the paste apa
 (``enrichment/prompt_parts.py``); the baseline, in the same run, searches the prompt
 as said, as before 2026-11-26 (late).
 
+Then the questions asked after (or before) a paragraph about the user's project that
+answers none of them (1,180 characters), and the unrelated prompts after it: the
+planner also searches a long prompt's parts (``prompt_parts.ask_parts``); the
+baseline, in the same run, searches the whole prompt alone, as before 2026-11-26
+(late).
+
 Last, what a score means there: every top-10 hit binned by score, and the share of each
 bin that is the question's answer (a lower bound: a question has one answer, and other
 hits may help too).
@@ -101,6 +107,7 @@ def main() -> None:
     enrichment(args.cache)
     named_code(args.cache)
     pasted_code(args.cache)
+    after_background(args.cache)
     calibration(args.cache)
     if args.memory is not None:
         unrelated_on(args.memory)
@@ -310,7 +317,7 @@ def pasted_code(cache: Path | None) -> None:
                 alone = _in_block(service, corpus, q)
                 for form, prompt in prompts.items():
                     asked = dataclasses.replace(q, text=prompt)
-                    with _pastes_as_said():
+                    with _pastes_as_said(), _whole_prompt_only():
                         before = _in_block(service, corpus, asked)
                     now = _in_block(service, corpus, asked)
                     for k, value in enumerate((1, alone, before, now)):
@@ -324,7 +331,8 @@ def pasted_code(cache: Path | None) -> None:
 
 @contextlib.contextmanager
 def _pastes_as_said() -> Iterator[None]:
-    """The baseline: no prompt has pasted material, so it is all searched as said."""
+    """The baseline: no prompt has pasted material, so it is all searched as said
+    (with its parts, unless ``_whole_prompt_only`` too)."""
     saved = heuristic.split_prompt, code_focus.split_prompt
     heuristic.split_prompt = code_focus.split_prompt = _as_said  # type: ignore[assignment]
     try:
@@ -357,6 +365,78 @@ def _project_functions(corpus: Any) -> list[str]:
                     found.append(text)
     chooser = random.Random(7)
     return [chooser.choice(found) for _ in corpus.questions] if found else []
+
+
+#: A user's background paragraph before (or after) a question; nothing in it answers one.
+BACKGROUND = (
+    "Some background first. Our team runs a small inventory service for three warehouses. "
+    "Orders arrive from the web shop and from a partner feed, and each night a batch job "
+    "reconciles the stock counts with what the scanners reported during the day. The "
+    "service was written two years ago by a contractor, and most of the original authors "
+    "have moved on, so the documentation is thin and a lot of knowledge lives in people's "
+    "heads. Last quarter we moved the database to a managed instance and put the service "
+    "behind a load balancer, which surfaced a few problems with sessions and timeouts that "
+    "we are still cleaning up. We are also planning to split the reporting part into its "
+    "own process, because the monthly reports slow everything down at the start of each "
+    "month. The people working on it now are two backend developers, one of whom is new to "
+    "the code base, and a part time operations engineer who looks after the deployments "
+    "and the monitoring. We would like to keep changes small and easy to review, with tests "
+    "for anything we touch, since there is no staging environment and every release goes "
+    "straight to production on Thursday afternoons after the warehouse shifts change over."
+)
+
+
+def after_background(cache: Path | None) -> None:
+    """Questions beside a background paragraph, searched with the prompt's parts and without."""
+    forms: dict[str, Any] = {
+        "background, question": lambda q: f"{BACKGROUND}\n\n{q}",
+        "question, background": lambda q: f"{q}\n\n{BACKGROUND}",
+        "one paragraph, question last": lambda q: f"{BACKGROUND} {q}",
+    }
+    print("\n### Questions asked after background\n")
+    print("| prompt | questions | alone | whole prompt (before) | and its parts (now) |")
+    print("|---|---|---|---|---|")
+    counts = {form: [0, 0, 0, 0] for form in forms}
+    unrelated = {form: [0, 0, 0] for form in forms}
+    for name in sorted(s for s in all_sets() if s.startswith(("docs-", "code-"))):
+        service, corpus = devsuite.open_store(name, cache=cache)
+        try:
+            for q in corpus.questions:
+                alone = _in_block(service, corpus, q)
+                for form, write in forms.items():
+                    asked = dataclasses.replace(q, text=write(q.text))
+                    with _whole_prompt_only():
+                        before = _in_block(service, corpus, asked)
+                    now = _in_block(service, corpus, asked)
+                    for k, value in enumerate((1, alone, before, now)):
+                        counts[form][k] += value
+            for prompt in UNRELATED:
+                for form, write in forms.items():
+                    with _whole_prompt_only():
+                        before = bool(service.enricher.enrich_context(write(prompt)))
+                    now = bool(service.enricher.enrich_context(write(prompt)))
+                    for k, value in enumerate((1, before, now)):
+                        unrelated[form][k] += value
+        finally:
+            service.close()
+    for form, (asked_n, alone, before, now) in counts.items():
+        print(f"| {form} | {asked_n} | {alone} | {before} | {now} |")
+    print("\nUnrelated prompts beside the background, on every set's memory (a block is wrong):\n")
+    print("| prompt | prompts | blocks, whole prompt | blocks, and its parts |")
+    print("|---|---|---|---|")
+    for form, (asked_n, before, now) in unrelated.items():
+        print(f"| {form} | {asked_n} | {before} | {now} |")
+
+
+@contextlib.contextmanager
+def _whole_prompt_only() -> Iterator[None]:
+    """The baseline: a long prompt is searched whole, not by its parts too."""
+    saved = heuristic.ask_parts
+    heuristic.ask_parts = lambda ask: []
+    try:
+        yield
+    finally:
+        heuristic.ask_parts = saved
 
 
 SCORE_BINS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)

@@ -13,7 +13,14 @@ from .config import DEFAULT_MIN_SCORE, EnricherConfig
 from .enricher import ContextEnricher, Enrichment
 from .heuristic import HeuristicPlanner
 from .llm_planner import LLMPlanner
-from .plan import PLAN_SCHEMA, EnrichmentPlan, PlanError, QueryPlanner, plan_from_json
+from .plan import (
+    PLAN_SCHEMA,
+    EnrichmentPlan,
+    PartQueries,
+    PlanError,
+    QueryPlanner,
+    plan_from_json,
+)
 from .sources import ContextItem
 
 __all__ = [
@@ -30,6 +37,7 @@ __all__ = [
     "HeuristicPlanner",
     "LLMPlanner",
     "OpenAIChat",
+    "PartQueries",
     "PlanError",
     "QueryPlanner",
     "plan_from_json",

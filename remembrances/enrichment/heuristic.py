@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 
 from ..fts_query import STOP_WORDS
-from .plan import MAX_QUERY_CHARS, EnrichmentPlan
-from .prompt_parts import META_WORDS, PromptParts, split_prompt
+from .plan import MAX_QUERY_CHARS, EnrichmentPlan, PartQueries
+from .prompt_parts import META_WORDS, PromptParts, ask_parts, split_prompt
 from .time_phrases import find_time_window
 
 #: Phrases that ask for something rather than say what it is about.
@@ -351,8 +351,8 @@ class HeuristicPlanner:
         self.tz = tz
 
     def plan(self, prompt: str) -> EnrichmentPlan:
-        parts = _the_ask("" if prompt is None else str(prompt))
-        text = parts.ask
+        asked = _the_ask("" if prompt is None else str(prompt))
+        text = asked.ask
 
         window, rest = find_time_window(text, now=self.now(), tz=self.tz)
         # A date ("add a month to January 31st") is also words a note or code may hold:
@@ -394,6 +394,8 @@ class HeuristicPlanner:
         if topic is not text:
             protected = [t for t in _terms(topic) if t.kind != "word"]
         kb_query = _without_requests(topic, protected) if said else ""
+        # A long ask's question is searched on its own too (prompt_parts.ask_parts).
+        parts = tuple(_part_queries(part) for part in ask_parts(text)) if said else ()
 
         kb_limit, code_limit, events_limit = self.kb_limit, self.code_limit, self.events_limit
         if has_code_signal:
@@ -413,12 +415,21 @@ class HeuristicPlanner:
             events_recent=bool(_RECENT.search(text)) and not recap,
             # a window's events are the recap; decisions are looked for among them
             events_recap=recap and (window is None or decisions),
+            parts=parts,
             planner=self.name,
             notes={
                 **({"time_phrase": window.phrase} if window else {}),
-                **({"pasted_chars": len(parts.pasted)} if parts.pasted else {}),
+                **({"pasted_chars": len(asked.pasted)} if asked.pasted else {}),
             },
         )
+
+
+def _part_queries(part: str) -> PartQueries:
+    """A part of the prompt's queries, as the prompt's own are made from it."""
+    said = " ".join(part.split())[:MAX_QUERY_CHARS]
+    protected = [t for t in _terms(part) if t.kind != "word"]
+    kb_query = _without_requests(part, protected)[:MAX_QUERY_CHARS]
+    return PartQueries(kb_query=kb_query, code_query=said, events_query=said)
 
 
 #: Words that ask for the newest events first.

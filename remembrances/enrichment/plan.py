@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -21,6 +21,15 @@ MAX_SOURCE_LIMIT = 20
 MAX_QUERY_CHARS = 1000
 
 SOURCES = ("kb", "events", "code")
+
+
+@dataclass(frozen=True)
+class PartQueries:
+    """Each source's query for one part of a long prompt (its question, a paragraph)."""
+
+    kb_query: str = ""
+    code_query: str = ""
+    events_query: str = ""
 
 
 class PlanError(ValueError):
@@ -39,6 +48,9 @@ class EnrichmentPlan:
     latest conversation as it went, without a query ("where did we leave off?"); with
     a window and a query, for the window's events likeliest to match it, listed
     ("what did we decide last week?").
+    ``parts`` hold further queries for parts of a long prompt (its question after a
+    paragraph of background): each source is searched with its query and with
+    theirs, and a hit found more than once counts at its best score.
     ``planner`` names who produced the plan,
     e.g. ``"heuristic"`` or ``"llm:gpt-4o-mini"``, or ``"heuristic (fallback)"``.
     """
@@ -53,11 +65,24 @@ class EnrichmentPlan:
     events_limit: int = 4
     events_recent: bool = False
     events_recap: bool = False
+    parts: tuple[PartQueries, ...] = ()
     planner: str = "heuristic"
     notes: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def query(self, source: str) -> str:
         return str(getattr(self, f"{source}_query"))
+
+    def queries(self, source: str) -> list[str]:
+        """The source's query, then its parts' (each once); [] when the query is empty."""
+        main = self.query(source)
+        if not main:
+            return []
+        found = [main]
+        for part in self.parts:
+            query = str(getattr(part, f"{source}_query"))
+            if query and query not in found:
+                found.append(query)
+        return found
 
     def limit(self, source: str) -> int:
         return int(getattr(self, f"{source}_limit"))
@@ -81,6 +106,7 @@ class EnrichmentPlan:
             "events_limit": self.events_limit,
             "events_recent": self.events_recent,
             "events_recap": self.events_recap,
+            **({"parts": [asdict(part) for part in self.parts]} if self.parts else {}),
             "planner": self.planner,
         }
 

@@ -16,6 +16,10 @@ large enough to be a paste (``PASTED_CHARS``) and prose remains, the planner
 searches with the prose alone, and the code layer looks up the names the prose
 writes before those of the paste. A prompt that is all paste (a function, a
 stack trace) is searched as before: then the paste is the question.
+
+A long ask (a paragraph about the user's project, then the question) is also read in
+parts (:func:`ask_parts`): its questions, and its first and last paragraphs or
+sentences, which the planner gives each source as further queries.
 """
 
 from __future__ import annotations
@@ -33,6 +37,11 @@ PASTED_CHARS = 300
 #: Prose needs this many words that say what to look for (not "fix this", "can you
 #: explain this code?") to be searched alone; else the paste is what to look up.
 MIN_ASK_WORDS = 2
+
+#: An ask this long is also searched by its parts (:func:`ask_parts`).
+LONG_ASK_CHARS = 400
+#: At most this many parts: each is one more search of every source.
+MAX_ASK_PARTS = 3
 
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)")
 #: A line starting so is code only with code's punctuation, or when short: "import os"
@@ -194,8 +203,24 @@ LABEL_WORDS = frozenset(
         "version",
         "example",
         "config",
+        # and of one opening a message: "Some background first.", "Quick context:"
+        "background",
+        "context",
+        "first",
+        "quick",
+        "short",
+        "info",
+        "information",
+        "details",
+        "fyi",
     ]
 )
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+#: A sentence ends at ".", "!" or "?" after a word ("escape with .. or" goes on).
+_SENTENCE_END = re.compile(r"(?<=[\w)\"'`][.!?])\s+|(?<=[？。！])\s*")
+#: In one paragraph, its last sentences up to this long are a part (a question is
+#: often two: "The load blows up on extra keys. Can I drop them?").
+LAST_SENTENCES_CHARS = 200
 _DEFINES = re.compile(
     r"\b(?:def|class|function|func|fn|struct|interface|trait|enum|type)\s+([A-Za-z_]\w*)"
 )
@@ -257,6 +282,45 @@ def split_prompt(
     if len(material) < PASTED_CHARS or len(content) < MIN_ASK_WORDS:
         return PromptParts(text)
     return PromptParts(prose, material)
+
+
+def ask_parts(ask: str) -> list[str]:
+    """Parts of a long ask to search on their own: its questions (the sentences
+    ending in "?"), and its last and first paragraphs (in one paragraph, its last
+    sentence, and its last sentences up to ``LAST_SENTENCES_CHARS``); [] for an ask
+    under ``LONG_ASK_CHARS``. A part that says nothing on its
+    own ("Thanks!", "Some context first.") is left out.
+
+    Searched as one query, a paragraph of background outweighs a one-line question
+    in the embedding and in word coverage, wherever it stands: after 1,180 characters
+    of prose about the user's project, the development suite's answers reached the
+    block for 1 of 462 questions (376 asked alone; benchmarks/bench_gate.py,
+    "Questions asked after background"). The whole ask is still searched: background
+    often holds the terms that matter ("we run Flask behind nginx").
+    """
+    if len(ask) < LONG_ASK_CHARS:
+        return []
+    paragraphs = [p.strip() for p in _PARAGRAPH_BREAK.split(ask) if p.strip()]
+    sentences = [s for p in paragraphs for s in _SENTENCE_END.split(p) if s.strip()]
+    questions = " ".join(s for s in sentences if s.rstrip().endswith(("?", "？")))
+    # A paragraph's first sentence often only opens it ("Some background first."); a
+    # first paragraph may be the question, before the background that explains it.
+    if len(paragraphs) > 1:
+        ends = [paragraphs[-1], paragraphs[0]]
+    else:
+        last = len(sentences) - 1
+        while last > 0 and sum(map(len, sentences[last - 1 :])) <= LAST_SENTENCES_CHARS:
+            last -= 1
+        ends = [sentences[-1], " ".join(sentences[last:])]
+    whole = " ".join(ask.split())
+    saying_nothing = STOP_WORDS | META_WORDS | LABEL_WORDS | _ASKING
+    parts: list[str] = []
+    for part in (questions, *ends):
+        part = " ".join(part.split())
+        content = [w for w in _WORD.findall(part) if w.lower() not in saying_nothing]
+        if part != whole and part not in parts and len(content) >= MIN_ASK_WORDS:
+            parts.append(part)
+    return parts[:MAX_ASK_PARTS]
 
 
 def _lines_in(text: str, spans: Sequence[tuple[int, int]]) -> set[int]:

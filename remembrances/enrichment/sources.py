@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..formatting import code_label
 from .plan import EnrichmentPlan
@@ -211,8 +211,40 @@ KB_MIN_COSINE = 0.25
 
 
 def search_kb(service: RemembrancesService, plan: EnrichmentPlan) -> list[ContextItem]:
-    hits = service.kb.search(plan.kb_query, limit=plan.kb_limit)
-    return [kb_item(h) for h in hits if h.vector_score is None or h.vector_score >= KB_MIN_COSINE]
+    found = []
+    for query in plan.queries("kb"):
+        hits = service.kb.search(query, limit=plan.kb_limit)
+        found.append(
+            [kb_item(h) for h in hits if h.vector_score is None or h.vector_score >= KB_MIN_COSINE]
+        )
+    return best_of(found, plan.kb_limit, key=lambda item: item.key)
+
+
+class _Scored(Protocol):
+    @property
+    def score(self) -> float | None: ...
+
+
+_Found = TypeVar("_Found", bound=_Scored)
+
+
+def best_of(
+    found: list[list[_Found]], limit: int, *, key: Callable[[_Found], Hashable]
+) -> list[_Found]:
+    """The best ``limit`` hits of searches with a prompt's queries (its own and its
+    parts', ``EnrichmentPlan.queries``), best first, each once at its best score; the
+    one search's hits as they came when there was one. Scores are comparable across
+    queries: each is the hit's own evidence, not its rank (docs/search.md)."""
+    if len(found) == 1:
+        return found[0]
+    best: dict[Hashable, _Found] = {}
+    for hits in found:
+        for hit in hits:
+            seen = best.get(key(hit))
+            if seen is None or (seen.score is not None and (hit.score or 0.0) > seen.score):
+                best[key(hit)] = hit
+    ranked = sorted(best.values(), key=lambda h: -math.inf if h.score is None else -h.score)
+    return ranked[:limit]
 
 
 #: With "last"/"latest" in the prompt, an event this much older than the newest hit
@@ -240,28 +272,28 @@ def search_events(
     query = plan.events_query or None
     limit = plan.events_limit
     scope: dict[str, Any] = {"session": session, "user": user, "window": int(previous_turn)}
+
+    def search(query: str | None, **window: Any) -> list[Event]:
+        queries = plan.queries("events") if query else [None]
+        found = [service.events.search(q, limit=limit, **window, **scope) for q in queries]
+        return best_of(found, limit, key=lambda event: event.id)
+
     if query is None and plan.events_recap and not plan.has_time_window:
         hits = latest_conversation(service, limit, session=session, user=user)
     elif query is not None and plan.events_recap and plan.has_time_window:
         # A window recapped about one thing ("what did we decide last week?"): its
         # events likeliest to be about it, listed in order like any recap (a recap is
         # no guess: unscored, the gate does not weigh it).
-        hits = service.events.search(
-            query, since=plan.events_since, until=plan.events_until, limit=limit, **scope
-        )
+        hits = search(query, since=plan.events_since, until=plan.events_until)
         hits = sorted(hits, key=lambda h: (h.occurred_at, h.position or 0))
         shown = frozenset(h.id for h in hits)
         return [replace(event_item(h, shown=shown), score=None) for h in hits]
     elif query is None or not plan.has_time_window:
-        hits = service.events.search(
-            query, since=plan.events_since, until=plan.events_until, limit=limit, **scope
-        )
+        hits = search(query, since=plan.events_since, until=plan.events_until)
     else:
-        inside = service.events.search(
-            query, since=plan.events_since, until=plan.events_until, limit=limit, **scope
-        )
+        inside = search(query, since=plan.events_since, until=plan.events_until)
         seen = {h.id for h in inside}
-        anywhere = service.events.search(query, limit=limit, **scope)
+        anywhere = search(query)
         hits = inside + [h for h in anywhere if h.id not in seen]
     if plan.events_recent and hits:
         hits = _newest_favoured(hits)
@@ -326,8 +358,11 @@ def scoped(
 def search_code(
     service: RemembrancesService, plan: EnrichmentPlan, *, project: str | None = None
 ) -> list[ContextItem]:
-    hits = service.code.search(plan.code_query, limit=plan.code_limit, project=project)
-    return [code_item(h) for h in hits]
+    found = [
+        [code_item(h) for h in service.code.search(query, limit=plan.code_limit, project=project)]
+        for query in plan.queries("code")
+    ]
+    return best_of(found, plan.code_limit, key=lambda item: item.key)
 
 
 def in_project(searches: Mapping[str, SourceSearch], project: str) -> Mapping[str, SourceSearch]:

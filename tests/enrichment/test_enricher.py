@@ -26,7 +26,7 @@ from remembrances.enrichment import (
 
 from .chat_server import ChatServer
 from .corpus import DOCUMENTS, NOW, populate
-from .test_prompt_parts import JAVASCRIPT, SCRIPT
+from .test_prompt_parts import BACKGROUND, JAVASCRIPT, SCRIPT
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +126,37 @@ def test_a_question_beside_pasted_code_finds_its_context(
 ) -> None:
     text = service.enrich_context(prompt)
     assert expected in section(text, title), text
+
+
+@pytest.mark.parametrize(
+    ("question", "title", "expected"),
+    [
+        ("how many vacation days do I get?", "Knowledge base", "Vacation policy"),
+        (
+            "what did we decide about the orders table migration?",
+            "Events",
+            "decision · 2026-11-19 10:00 UTC",
+        ),
+        (
+            "where is the exponential backoff delay with jitter computed?",
+            "Code",
+            "RetryPolicy.delay (method)",
+        ),
+    ],
+)
+@pytest.mark.parametrize("form", ["{background}\n\n{question}", "{question}\n\n{background}"])
+def test_a_question_beside_background_finds_its_context(
+    service: RemembrancesService, question: str, title: str, expected: str, form: str
+) -> None:
+    prompt = form.format(background=BACKGROUND, question=question)
+    text = service.enrich_context(prompt)
+    assert expected in section(text, title), text
+
+
+def test_an_unrelated_question_beside_background_gives_an_empty_string(
+    service: RemembrancesService,
+) -> None:
+    assert service.enrich_context(f"{BACKGROUND}\n\nwhat's the capital of Australia?") == ""
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,15 @@ import pytest
 from remembrances.enrichment import HeuristicPlanner
 from remembrances.enrichment.code_focus import code_names
 from remembrances.enrichment.plan import MAX_QUERY_CHARS
-from remembrances.enrichment.prompt_parts import PASTED_CHARS, PromptParts, split_prompt
+from remembrances.enrichment.prompt_parts import (
+    LONG_ASK_CHARS,
+    MAX_ASK_PARTS,
+    PASTED_CHARS,
+    PromptParts,
+    ask_parts,
+    split_prompt,
+)
+from remembrances.enrichment.sources import ContextItem, best_of
 
 NOW = datetime(2026, 11, 21, 15, 30, tzinfo=UTC)
 
@@ -265,3 +273,115 @@ def test_names_the_question_writes_come_before_the_pastes() -> None:
     # only the paste writes these, and it defines them: the user has that code already
     assert not {"write_rows", "ReportWriter"} & set(names)
     assert "csv.DictWriter" in names  # what the paste uses may be in the index
+
+
+#: A user's background paragraph: nothing in it is what the question asks about.
+BACKGROUND = (
+    "Some background first. Our team runs a small inventory service for three warehouses. "
+    "Orders arrive from the web shop and from a partner feed, and each night a batch job "
+    "reconciles the stock counts with what the scanners reported during the day. The "
+    "service was written two years ago by a contractor, so the documentation is thin and "
+    "a lot of knowledge lives in people's heads. We would like to keep changes small and "
+    "easy to review, with tests for anything we touch."
+)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "part"),
+    [
+        (f"{BACKGROUND}\n\n{QUESTION}", QUESTION),
+        (f"{QUESTION}\n\n{BACKGROUND}", QUESTION),
+        # one paragraph: the question is its sentence that asks
+        (f"{BACKGROUND} {QUESTION}", QUESTION),
+        # no question mark, one paragraph: the last sentence
+        (f"{BACKGROUND} Explain the backoff for HTTP 429 rate limits.", "Explain the backoff"),
+        # its last sentences: a question is often two
+        (
+            f"{BACKGROUND} The payment API keeps answering 429. Should we back off or queue?",
+            "The payment API keeps answering 429. Should we back off or queue?",
+        ),
+        # ".." is no sentence end
+        (f"{BACKGROUND} why does a path with .. in it escape?", "why does a path with .. in it"),
+        # the question in the middle of three paragraphs
+        (
+            f"{BACKGROUND}\n\n{QUESTION}\n\nThanks in advance, and sorry for the long mail.",
+            QUESTION,
+        ),
+    ],
+)
+def test_a_long_asks_question_is_one_of_its_parts(prompt: str, part: str) -> None:
+    parts = ask_parts(prompt)
+    assert any(part in p for p in parts), parts
+    assert 1 <= len(parts) <= MAX_ASK_PARTS
+    assert all(len(p) < len(prompt) for p in parts)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        QUESTION,  # short: the whole prompt is the question
+        BACKGROUND[: LONG_ASK_CHARS - 1],
+        # one long question: nothing shorter to search
+        "why " + " and ".join(f"does step {n} of the import retry" for n in range(30)) + "?",
+        "",
+    ],
+)
+def test_a_short_or_single_ask_has_no_parts(prompt: str) -> None:
+    assert ask_parts(prompt) == []
+
+
+def test_parts_that_say_nothing_are_left_out() -> None:
+    # a closing line of thanks, a question that names nothing: only the first paragraph
+    assert ask_parts(f"{BACKGROUND}\n\nThanks!\n\nCan you help?") == [BACKGROUND]
+
+
+def test_the_planner_searches_a_long_prompts_question_too(planner: HeuristicPlanner) -> None:
+    plan = planner.plan(f"{BACKGROUND}\n\nCan you please tell me {QUESTION}")
+    assert "inventory service" in plan.kb_query  # the whole prompt, as before
+    for source in ("kb", "code", "events"):
+        queries = plan.queries(source)
+        assert len(queries) == 1 + len(plan.parts) >= 2
+        assert any(q.endswith("429 rate limits from the payment API?") for q in queries[1:])
+        assert not any("inventory" in q for q in queries[1:] if "429" in q)
+    # request phrases leave the KB's part query as they leave its query
+    assert not any("please" in q.lower() for q in plan.queries("kb"))
+    assert plan.to_dict()["parts"][0] == {
+        "kb_query": plan.parts[0].kb_query,
+        "code_query": plan.parts[0].code_query,
+        "events_query": plan.parts[0].events_query,
+    }
+    # short prompts, recaps and pastes beside a short question plan no parts
+    assert planner.plan(QUESTION).parts == ()
+    assert planner.plan(f"{SCRIPT}\n{QUESTION}").parts == ()
+    assert "parts" not in planner.plan(QUESTION).to_dict()
+
+
+def test_hits_found_by_several_queries_count_once_at_their_best_score() -> None:
+    def item(key: str, score: float | None) -> ContextItem:
+        return ContextItem("kb", key, f"text of {key}", score, key)
+
+    whole = [item("a", 0.30), item("b", 0.10)]
+    part = [item("b", 0.40), item("c", 0.05), item("d", None)]
+    merged = best_of([whole, part], 3, key=lambda i: i.key)
+    assert [(i.key, i.score) for i in merged] == [("d", None), ("b", 0.40), ("a", 0.30)]
+    # one query's hits come back as they came (a layer's own order)
+    assert best_of([part], 3, key=lambda i: i.key) == part
+    assert best_of([], 3, key=lambda i: i.key) == []
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "why does the import fail? " * 5000,  # every sentence a question
+        "a. " * 30000,  # sentences with no words
+        "why does the \udcff cache fail?\x00 " * 300 + "\n\n" + "word " * 30000,
+        "为什么退款会被处理两次？" * 2000,
+    ],
+)
+def test_hostile_long_asks_plan_few_bounded_parts(planner: HeuristicPlanner, prompt: str) -> None:
+    plan = planner.plan(prompt)
+    assert len(plan.parts) <= MAX_ASK_PARTS
+    for part in plan.parts:
+        for query in (part.kb_query, part.code_query, part.events_query):
+            assert 0 < len(query) <= MAX_QUERY_CHARS
+            assert "\x00" not in query and "\udcff" not in query
