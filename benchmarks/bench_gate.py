@@ -296,9 +296,51 @@ if __name__ == "__main__":
 """
 
 
+#: The same script as a user's own file often is: a docstring and comments, which read
+#: like prose line by line.
+COMMENTED_SCRIPT = '''"""Stock levels for the warehouse scanners.
+
+Keeps one row per item and reports what needs reordering.
+"""
+''' + PASTED_SCRIPT.split("\n", 2)[2].replace(
+    "\n\n@dataclass", "\n\n# one row of the items table\n@dataclass"
+).replace(
+    "    def low_stock", "    # items under the threshold need reordering\n    def low_stock"
+).replace("def main()", "# run with INVENTORY_DB pointing at the database file\ndef main()")
+
+#: A change under review, as ``git diff`` prints it.
+PASTED_DIFF = """diff --git a/inventory/stock.py b/inventory/stock.py
+--- a/inventory/stock.py
++++ b/inventory/stock.py
+@@ -31,9 +31,12 @@ class Inventory:
+     def low_stock(self, threshold: int = 5) -> list[Item]:
++        # items that were never counted have no quantity yet
+         rows = self.db.execute(
+-            "SELECT sku, name, quantity FROM items WHERE quantity < ?", (threshold,)
++            "SELECT sku, name, quantity FROM items WHERE coalesce(quantity, 0) < ?",
++            (threshold,),
+         ).fetchall()
+-        return [Item(*row) for row in rows]
++        # the scanners report negative counts after a recount; clamp them
++        return [Item(sku, name, max(quantity or 0, 0)) for sku, name, quantity in rows]
+
+     def add(self, item: Item) -> None:
++        # reject empty stock keeping units before they reach the table
++        if not item.sku:
++            raise ValueError("an item needs a SKU")
+         with self.db:
+"""
+
+
 def pasted_code(cache: Path | None) -> None:
     """Questions after (or before) pasted code, with the paste set apart and without."""
-    forms = ("script, question", "question, script", "project function, question")
+    forms = (
+        "script, question",
+        "question, script",
+        "commented script, question",
+        "diff, question",
+        "project function, question",
+    )
     print("\n### Questions asked with pasted code\n")
     print("| prompt | sets | questions | alone | as said (before) | paste set apart (now) |")
     print("|---|---|---|---|---|---|")
@@ -311,6 +353,8 @@ def pasted_code(cache: Path | None) -> None:
                 prompts = {
                     "script, question": PASTED_SCRIPT + "\n" + q.text,
                     "question, script": q.text + "\n\n" + PASTED_SCRIPT,
+                    "commented script, question": f"Here is my code:\n\n{COMMENTED_SCRIPT}\n{q.text}",
+                    "diff, question": f"{PASTED_DIFF}\n{q.text}",
                 }
                 if functions:
                     prompts["project function, question"] = f"{functions[i]}\n\n{q.text}"

@@ -11,15 +11,16 @@ apart, as many as asked alone
 
 So the prompt's lines are read one by one: prose is the ask; fenced blocks,
 indented lines, lines that start like code (``def``, ``import``, ``x = ...``) or a
-log, lines that are mostly not words, and a line said before are material. When the material is
-large enough to be a paste (``PASTED_CHARS``) and prose remains, the planner
+log, lines that are mostly not words, and a line said before are material, and so
+are a docstring's lines, a diff's hunks and comments between lines of code, which
+read like prose alone. When the material is large enough to be a paste (``PASTED_CHARS``) and prose remains, the planner
 searches with the prose alone, and the code layer looks up the names the prose
 writes before those of the paste. A prompt that is all paste (a function, a
 stack trace) is searched as before: then the paste is the question.
 
 A long ask (a paragraph about the user's project, then the question) is also read in
-parts (:func:`ask_parts`): its questions, and its first and last paragraphs or
-sentences, which the planner gives each source as further queries.
+parts (:func:`ask_parts`): its questions, and its last and first paragraphs (or its
+last sentences), which the planner gives each source as further queries.
 """
 
 from __future__ import annotations
@@ -51,13 +52,21 @@ _KEYWORD_START = re.compile(
     r"const|let|var|function|func|fn|pub|public|private|protected|package|using|"
     r"namespace|struct|enum|impl)\b"
 )
+#: A docstring or a multi-line string opening a line (``"""Reads the exports.``, ``doc = """``).
+_DOCSTRING = re.compile(r"^[ \t]*(?:[\w.]+[ \t]*=[ \t]*)?[rRbBuUfF]{0,2}(?:\"{3}|'{3})")
+_TRIPLE_QUOTES = re.compile(r"\"{3}|'{3}")
+#: A unified diff starts so; its hunks' lines start with "+", "-", " " or "\".
+_DIFF_START = re.compile(r"^(?:diff --git |--- a/|\+\+\+ b/|@@ -\d)")
+_DIFF_LINE = re.compile(r"^[-+ \\]")
+_COMMENT = re.compile(r"^(?:#|--)")
 _CODE_PUNCTUATION = re.compile(r"[()=;{}\[\]<>]|:$")
 _CODE_START = re.compile(
     r"^(?:#include\b|#define\b|from\s+[\w.]+\s+import\b|import\s+[\w.]+(?:\s*,\s*[\w.]+)*$"
     r"|(?:SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP)\s"  # SQL, written upper case
     r"|@[\w.]+(?:\(|$)|\$ |>>> |[{}<]|//|/\*|\*/"  # decorators, shell prompts, braces, comments
     r"|[\w.\[\]'\"]+\s*(?:[-+*/%|&^]|//|\*\*)?=(?!=)"  # an assignment: x = 1, a.b += 2
-    r"|\w+\(.*\)[;,]?$)"  # a bare call: main()
+    r"|\w+\(.*\)[;,]?$"  # a bare call: main()
+    r"|(?:for|while|if|with|switch|foreach)\b.*[:{;]$)"  # a loop or a branch: for x in y:
 )
 #: A log line: a date, a clock time or a level first.
 _LOG = re.compile(
@@ -251,21 +260,17 @@ def split_prompt(
     ask: dict[str, None] = {}  # the prose lines in order, each once
     labels: list[str] = []  # lines of the ask ending in ":" that material follows
     pasted: list[str] = []
-    fenced = False
     lines = text.splitlines()
-    kept, dropped = _lines_in(text, keep), _lines_in(text, drop)
-    for number, line in enumerate(lines):
+    kinds = _kinds(lines, _lines_in(text, keep), _lines_in(text, drop))
+    for line, kind in zip(lines, kinds, strict=True):
         said = line.strip()
-        if number in kept:
+        if kind == "kept":
             ask.setdefault(said)
             continue
-        if _FENCE.match(line):
-            fenced = not fenced
-            continue
-        if not said:
+        if kind is None:
             continue
         # a line said before is a log's (or a paste's) repeat
-        if fenced or number in dropped or said in ask or not _is_prose(line):
+        if kind == "material" or said in ask:
             pasted.append(line)
             last = next(reversed(ask), "")
             if last.endswith(":") and last not in labels:
@@ -321,6 +326,54 @@ def ask_parts(ask: str) -> list[str]:
         if part != whole and part not in parts and len(content) >= MIN_ASK_WORDS:
             parts.append(part)
     return parts[:MAX_ASK_PARTS]
+
+
+def _kinds(
+    lines: Sequence[str], kept: set[int], dropped: set[int], *, docstrings: bool = True
+) -> list[str | None]:
+    """Each line's kind: "kept", "prose", "material", or None (blank, a fence).
+
+    Besides what :func:`_is_prose` reads in a line alone, the lines around it count:
+    inside a fence, a docstring (a closed one: an open one is a fragment, read line
+    by line) or a diff's hunks a line is material, and so is a comment line (``#``,
+    ``--``) between two lines of material (``# compare each row`` in a pasted script).
+    """
+    kinds: list[str | None] = []
+    fenced = diff = False
+    docstring = False
+    for number, line in enumerate(lines):
+        said = line.strip()
+        if number in kept:
+            kinds.append("kept")
+            continue
+        if not docstring and _FENCE.match(line):
+            fenced = not fenced
+            kinds.append(None)
+            continue
+        if not said:
+            kinds.append(None)
+            continue
+        diff = (diff and _DIFF_LINE.match(line) is not None) or (
+            not fenced and _DIFF_START.match(line) is not None
+        )
+        opening = docstrings and not fenced and _DOCSTRING.match(line) is not None
+        material = (
+            fenced or diff or docstring or opening or number in dropped or not _is_prose(line)
+        )
+        if (docstring or opening) and len(_TRIPLE_QUOTES.findall(line)) % 2:
+            docstring = not docstring
+        kinds.append("material" if material else "prose")
+    if docstring:
+        return _kinds(lines, kept, dropped, docstrings=False)
+    for number, line in enumerate(lines):
+        said = line.strip()
+        if kinds[number] != "prose" or not _COMMENT.match(said) or said.endswith(("?", ":")):
+            continue
+        before = next((k for k in reversed(kinds[:number]) if k is not None), None)
+        after = next((k for k in kinds[number + 1 :] if k is not None), None)
+        if before == after == "material":
+            kinds[number] = "material"
+    return kinds
 
 
 def _lines_in(text: str, spans: Sequence[tuple[int, int]]) -> set[int]:

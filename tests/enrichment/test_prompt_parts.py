@@ -125,6 +125,8 @@ def test_prompts_without_a_paste_beside_a_question_are_left_whole(prompt: str) -
         "import of the payment client fails with a circular import when celery starts",
         "return value of fetch_with_retry is None after the third 429, is that expected?",
         "为什么 Stripe 的退款会被处理两次？",
+        "with max_retries=3 the payment client still gives up after one 429",
+        "if I call refund() twice the customer is charged back twice",
     ],
 )
 def test_a_question_that_starts_like_code_is_still_the_question(question: str) -> None:
@@ -136,6 +138,64 @@ def test_numbered_steps_are_prose() -> None:
     steps = "1. import the refund fixtures\n2. try a partial refund\n3. let the webhook retry"
     parts = split_prompt(f"The webhook handler refunds twice.\n{SCRIPT}\n{steps}")
     assert parts.ask == f"The webhook handler refunds twice.\n{steps}"
+
+
+#: A script with what reads like prose in it: a module docstring, comments, a loop.
+COMMENTED_SCRIPT = '''"""Nightly stock reconciliation for the warehouse scanners.
+
+Reads the scanner exports and compares them with the database.
+"""
+import csv
+import sqlite3
+
+# the scanners write one CSV per warehouse
+EXPORTS = ["north.csv", "south.csv"]
+
+def reconcile(db, path):
+    # compare each row with what the database holds
+    for row in csv.reader(open(path)):
+        db.execute("UPDATE items SET quantity = ? WHERE sku = ?", (row[1], row[0]))
+
+-- and the query the report runs
+SELECT sku, quantity FROM items WHERE quantity < 5;
+for path in EXPORTS:
+    reconcile(sqlite3.connect("stock.db"), path)
+'''
+
+DIFF = """diff --git a/shop/cache.py b/shop/cache.py
+--- a/shop/cache.py
++++ b/shop/cache.py
+@@ -10,7 +10,8 @@ class Cache:
+     def get(self, key):
+-        return self.data[key]
++        # fall back to the database when the entry expired
++        return self.data.get(key) or self.load(key)
+
+     def put(self, key, value):
++        # entries expire after the configured time to live
+         self.data[key] = value
+"""
+
+
+@pytest.mark.parametrize("paste", [COMMENTED_SCRIPT, DIFF * 2])
+def test_docstrings_comments_and_diffs_are_material(paste: str) -> None:
+    parts = split_prompt(f"Our billing service:\n{paste}\n{QUESTION}")
+    assert parts.ask == f"Our billing service:\n{QUESTION}"
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        # a comment line next to prose is the user's: a Markdown heading
+        f"# Rate limits\n{QUESTION}\n{SCRIPT}",
+        # an open docstring is a fragment: its prose lines are read one by one
+        f'''doc = """Reads the exports.\n{QUESTION}\n{SCRIPT}''',
+        # triple quotes inside a line of prose open nothing
+        f'''why does a """docstring""" in the paste matter for {QUESTION}\n{SCRIPT}''',
+    ],
+)
+def test_prose_beside_docstring_and_comment_marks_stays_the_question(prompt: str) -> None:
+    assert QUESTION in split_prompt(prompt).ask.splitlines()[-1]
 
 
 def test_logs_are_material() -> None:
