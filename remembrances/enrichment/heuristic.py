@@ -395,7 +395,7 @@ class HeuristicPlanner:
             protected = [t for t in _terms(topic) if t.kind != "word"]
         kb_query = _without_requests(topic, protected) if said else ""
         # A long ask's question is searched on its own too (prompt_parts.ask_parts).
-        parts = tuple(_part_queries(part) for part in ask_parts(text)) if said else ()
+        part_queries = tuple(_part_queries(part) for part in ask_parts(text)) if said else ()
 
         kb_limit, code_limit, events_limit = self.kb_limit, self.code_limit, self.events_limit
         if has_code_signal:
@@ -415,7 +415,7 @@ class HeuristicPlanner:
             events_recent=bool(_RECENT.search(text)) and not recap,
             # a window's events are the recap; decisions are looked for among them
             events_recap=recap and (window is None or decisions),
-            parts=parts,
+            parts=part_queries,
             planner=self.name,
             notes={
                 **({"time_phrase": window.phrase} if window else {}),
@@ -425,7 +425,9 @@ class HeuristicPlanner:
 
 
 def _part_queries(part: str) -> PartQueries:
-    """A part of the prompt's queries, as the prompt's own are made from it."""
+    """A part of the prompt's queries: the part as said, the KB's less its request
+    phrases (the prompt's own also keep an absolute date for the KB and code, and ask
+    events for "decisions"; a part is searched beside them)."""
     said = " ".join(part.split())[:MAX_QUERY_CHARS]
     protected = [t for t in _terms(part) if t.kind != "word"]
     kb_query = _without_requests(part, protected)[:MAX_QUERY_CHARS]

@@ -30,6 +30,7 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from ..fts_query import STOP_WORDS
 
@@ -58,15 +59,19 @@ _TRIPLE_QUOTES = re.compile(r"\"{3}|'{3}")
 #: A unified diff starts so; its hunks' lines start with "+", "-", " " or "\".
 _DIFF_START = re.compile(r"^(?:diff --git |--- a/|\+\+\+ b/|@@ -\d)")
 _DIFF_LINE = re.compile(r"^[-+ \\]")
+_LOOSE_HUNK_LINE = re.compile(r"^[-+] ?\S")
 _COMMENT = re.compile(r"^(?:#|--)")
+#: A loop or a branch: code when short or with code's punctuation (``for x in y:``,
+#: ``if (ok) {``); "for some reason it fails when I run this:" is a label.
+_CONTROL = re.compile(r"^(?:for|while|if|elif|with|switch|foreach)\b.*[:{;]$")
+_CONTROL_PUNCTUATION = re.compile(r"[()\[\]=<>]")
 _CODE_PUNCTUATION = re.compile(r"[()=;{}\[\]<>]|:$")
 _CODE_START = re.compile(
     r"^(?:#include\b|#define\b|from\s+[\w.]+\s+import\b|import\s+[\w.]+(?:\s*,\s*[\w.]+)*$"
     r"|(?:SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP)\s"  # SQL, written upper case
     r"|@[\w.]+(?:\(|$)|\$ |>>> |[{}<]|//|/\*|\*/"  # decorators, shell prompts, braces, comments
     r"|[\w.\[\]'\"]+\s*(?:[-+*/%|&^]|//|\*\*)?=(?!=)"  # an assignment: x = 1, a.b += 2
-    r"|\w+\(.*\)[;,]?$"  # a bare call: main()
-    r"|(?:for|while|if|with|switch|foreach)\b.*[:{;]$)"  # a loop or a branch: for x in y:
+    r"|\w+\(.*\)[;,]?$)"  # a bare call: main()
 )
 #: A log line: a date, a clock time or a level first.
 _LOG = re.compile(
@@ -212,7 +217,12 @@ LABEL_WORDS = frozenset(
         "version",
         "example",
         "config",
-        # and of one opening a message: "Some background first.", "Quick context:"
+    ]
+)
+#: Words of a sentence that opens or closes a message ("Some background first.",
+#: "Thanks a lot, much appreciated!"): no part of a long ask is made of them alone.
+_OPENING_WORDS = frozenset(
+    [
         "background",
         "context",
         "first",
@@ -222,9 +232,42 @@ LABEL_WORDS = frozenset(
         "information",
         "details",
         "fyi",
+        "thank",
+        "thanks",
+        "thx",
+        "cheers",
+        "regards",
+        "best",
+        "kind",
+        "much",
+        "lot",
+        "appreciated",
+        "appreciate",
+        "advance",
+        "sorry",
+        "long",
+        "mail",
+        "message",
+        "post",
+        "hope",
+        "makes",
+        "sense",
+        "clear",
+        "happy",
+        "glad",
     ]
 )
-_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+#: A closing formula starts so: "Thanks in advance, and sorry for the long mail."
+_SIGN_OFF = re.compile(
+    r"^(?:thanks|thank\s+you|many\s+thanks|thx|cheers|regards|best|kind\s+regards|"
+    r"much\s+appreciated|any\s+help|hope\s+(?:this|that|it)|sorry\s+for)\b",
+    re.IGNORECASE,
+)
+#: Ideographs and syllables of scripts written without spaces: two count as a word.
+_IDEOGRAPH = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+#: A part longer than this share of the ask searches about what the ask does.
+MAX_PART_SHARE = 0.6
+_PARAGRAPH_BREAK = re.compile(r"\r?\n[ \t\r]*\n")
 #: A sentence ends at ".", "!" or "?" after a word ("escape with .. or" goes on).
 _SENTENCE_END = re.compile(r"(?<=[\w)\"'`][.!?])\s+|(?<=[？。！])\s*")
 #: In one paragraph, its last sentences up to this long are a part (a question is
@@ -267,7 +310,7 @@ def split_prompt(
         if kind == "kept":
             ask.setdefault(said)
             continue
-        if kind is None:
+        if kind is None or kind == "fence":
             continue
         # a line said before is a log's (or a paste's) repeat
         if kind == "material" or said in ask:
@@ -292,9 +335,10 @@ def split_prompt(
 def ask_parts(ask: str) -> list[str]:
     """Parts of a long ask to search on their own: its questions (the sentences
     ending in "?"), and its last and first paragraphs (in one paragraph, its last
-    sentence, and its last sentences up to ``LAST_SENTENCES_CHARS``); [] for an ask
-    under ``LONG_ASK_CHARS``. A part that says nothing on its
-    own ("Thanks!", "Some context first.") is left out.
+    sentence, and its last sentences up to ``LAST_SENTENCES_CHARS``), read from its
+    prose lines (not from code or a log it pastes); [] when that prose is under
+    ``LONG_ASK_CHARS``. A part that says nothing on its own ("Thanks a lot!", "Some
+    context first.") or is most of the ask is left out.
 
     Searched as one query, a paragraph of background outweighs a one-line question
     in the embedding and in word coverage, wherever it stands: after 1,180 characters
@@ -305,7 +349,15 @@ def ask_parts(ask: str) -> list[str]:
     """
     if len(ask) < LONG_ASK_CHARS:
         return []
-    paragraphs = [p.strip() for p in _PARAGRAPH_BREAK.split(ask) if p.strip()]
+    lines = ask.splitlines()
+    kinds = _kinds(lines, set(), set())
+    prose = "\n".join(
+        line if kind == "prose" else "" for line, kind in zip(lines, kinds, strict=True)
+    )
+    whole = " ".join(prose.split())
+    if len(whole) < LONG_ASK_CHARS:
+        return []
+    paragraphs = [p.strip() for p in _PARAGRAPH_BREAK.split(prose) if p.strip()]
     sentences = [s for p in paragraphs for s in _SENTENCE_END.split(p) if s.strip()]
     questions = " ".join(s for s in sentences if s.rstrip().endswith(("?", "？")))
     # A paragraph's first sentence often only opens it ("Some background first."); a
@@ -314,33 +366,45 @@ def ask_parts(ask: str) -> list[str]:
         ends = [paragraphs[-1], paragraphs[0]]
     else:
         last = len(sentences) - 1
-        while last > 0 and sum(map(len, sentences[last - 1 :])) <= LAST_SENTENCES_CHARS:
+        while last > 0 and len(" ".join(sentences[last - 1 :])) <= LAST_SENTENCES_CHARS:
             last -= 1
         ends = [sentences[-1], " ".join(sentences[last:])]
-    whole = " ".join(ask.split())
-    saying_nothing = STOP_WORDS | META_WORDS | LABEL_WORDS | _ASKING
     parts: list[str] = []
     for part in (questions, *ends):
         part = " ".join(part.split())
-        content = [w for w in _WORD.findall(part) if w.lower() not in saying_nothing]
-        if part != whole and part not in parts and len(content) >= MIN_ASK_WORDS:
+        if part not in parts and len(part) <= MAX_PART_SHARE * len(whole) and _says(part):
             parts.append(part)
     return parts[:MAX_ASK_PARTS]
 
 
+def _says(part: str) -> bool:
+    """Whether a part says what to look for: two words that are not asking, stop,
+    opening or closing words (or four ideographs), and no closing formula first."""
+    if _SIGN_OFF.match(part):
+        return False
+    saying_nothing = STOP_WORDS | META_WORDS | LABEL_WORDS | _ASKING | _OPENING_WORDS
+    content = [w for w in _WORD.findall(part) if w.lower() not in saying_nothing]
+    return len(content) + len(_IDEOGRAPH.findall(part)) // 2 >= MIN_ASK_WORDS
+
+
+#: What :func:`_kinds` calls a line.
+LineKind = Literal["kept", "prose", "material", "fence"] | None
+
+
 def _kinds(
     lines: Sequence[str], kept: set[int], dropped: set[int], *, docstrings: bool = True
-) -> list[str | None]:
-    """Each line's kind: "kept", "prose", "material", or None (blank, a fence).
+) -> list[LineKind]:
+    """Each line's kind: "kept", "prose", "material", "fence", or None (blank).
 
     Besides what :func:`_is_prose` reads in a line alone, the lines around it count:
     inside a fence, a docstring (a closed one: an open one is a fragment, read line
     by line) or a diff's hunks a line is material, and so is a comment line (``#``,
-    ``--``) between two lines of material (``# compare each row`` in a pasted script).
+    ``--``) between two lines of unfenced material (``# compare each row`` in a
+    pasted script; a Markdown heading between two fenced blocks stays prose), unless
+    such comments are all the prose there is.
     """
-    kinds: list[str | None] = []
-    fenced = diff = False
-    docstring = False
+    kinds: list[LineKind] = []
+    fenced = diff = docstring = gap = False
     for number, line in enumerate(lines):
         said = line.strip()
         if number in kept:
@@ -348,14 +412,19 @@ def _kinds(
             continue
         if not docstring and _FENCE.match(line):
             fenced = not fenced
-            kinds.append(None)
+            kinds.append("fence")
             continue
         if not said:
+            gap = True
             kinds.append(None)
             continue
-        diff = (diff and _DIFF_LINE.match(line) is not None) or (
-            not fenced and _DIFF_START.match(line) is not None
-        )
+        # A hunk's line; one with the marker close to prose is a list item ("- does
+        # this fix it?") or a note after the diff ("-- I think so"), once a blank line
+        # or a list's single space says so.
+        loose = _LOOSE_HUNK_LINE.match(line) is not None and (gap or line[1:2] == " ")
+        hunk = _DIFF_LINE.match(line) is not None and not (loose and _is_prose(line[1:].lstrip()))
+        diff = (diff and hunk) or (not fenced and _DIFF_START.match(line) is not None)
+        gap = False
         opening = docstrings and not fenced and _DOCSTRING.match(line) is not None
         material = (
             fenced or diff or docstring or opening or number in dropped or not _is_prose(line)
@@ -365,13 +434,28 @@ def _kinds(
         kinds.append("material" if material else "prose")
     if docstring:
         return _kinds(lines, kept, dropped, docstrings=False)
-    for number, line in enumerate(lines):
-        said = line.strip()
-        if kinds[number] != "prose" or not _COMMENT.match(said) or said.endswith(("?", ":")):
-            continue
-        before = next((k for k in reversed(kinds[:number]) if k is not None), None)
-        after = next((k for k in kinds[number + 1 :] if k is not None), None)
-        if before == after == "material":
+    # the nearest non-blank line's kind before and after each line
+    before: list[LineKind] = []
+    seen: LineKind = None
+    for kind in kinds:
+        before.append(seen)
+        seen = kind if kind is not None else seen
+    after: list[LineKind] = []
+    seen = None
+    for kind in reversed(kinds):
+        after.append(seen)
+        seen = kind if kind is not None else seen
+    after.reverse()
+    comments = [
+        number
+        for number, line in enumerate(lines)
+        if kinds[number] == "prose"
+        and _COMMENT.match(said := line.strip())
+        and not said.endswith(("?", ":"))
+        and before[number] == after[number] == "material"
+    ]
+    if len(comments) < sum(kind in ("prose", "kept") for kind in kinds):
+        for number in comments:  # unless they are all the prose there is: then the ask
             kinds[number] = "material"
     return kinds
 
@@ -405,5 +489,8 @@ def _is_prose(line: str) -> bool:
         return False
     keyword = item is None and _KEYWORD_START.match(line)
     if keyword and (_CODE_PUNCTUATION.search(line) or len(tokens) <= 4):
+        return False
+    control = item is None and _CONTROL.match(line)
+    if control and (_CONTROL_PUNCTUATION.search(line) or len(tokens) <= 4):
         return False
     return len(words) >= 2 and share >= 0.6 and not line.endswith(("{", ";"))

@@ -232,18 +232,24 @@ def best_of(
     found: list[list[_Found]], limit: int, *, key: Callable[[_Found], Hashable]
 ) -> list[_Found]:
     """The best ``limit`` hits of searches with a prompt's queries (its own and its
-    parts', ``EnrichmentPlan.queries``), best first, each once at its best score; the
-    one search's hits as they came when there was one. Scores are comparable across
-    queries: each is the hit's own evidence, not its rank (docs/search.md)."""
+    parts', ``EnrichmentPlan.queries``), best first, each once at its best score (an
+    unscored hit, certain, first); the one search's hits as they came when there was
+    one. A score is the hit's own evidence for its query, not its rank, so scores for
+    different queries can be ranked together (docs/search.md), though a short query's
+    words are easier to cover in full."""
     if len(found) == 1:
         return found[0]
+
+    def rank(hit: _Found) -> float:
+        return math.inf if hit.score is None else hit.score
+
     best: dict[Hashable, _Found] = {}
     for hits in found:
         for hit in hits:
             seen = best.get(key(hit))
-            if seen is None or (seen.score is not None and (hit.score or 0.0) > seen.score):
+            if seen is None or rank(hit) > rank(seen):
                 best[key(hit)] = hit
-    ranked = sorted(best.values(), key=lambda h: -math.inf if h.score is None else -h.score)
+    ranked = sorted(best.values(), key=rank, reverse=True)
     return ranked[:limit]
 
 

@@ -177,6 +177,38 @@ DIFF = """diff --git a/shop/cache.py b/shop/cache.py
 """
 
 
+@pytest.mark.parametrize(
+    "label",
+    [
+        "for some reason the payment client gives up after one 429 when I run this:",
+        "if I run the refund job twice the customer is charged back twice with this code:",
+        "with python 3.12 the payment client crashes on startup, here it is:",
+        "Why is the context cancelled?",
+    ],
+)
+def test_a_line_that_starts_like_a_loop_or_says_context_is_still_prose(label: str) -> None:
+    parts = split_prompt(f"{label}\n{SCRIPT}")
+    assert parts.ask == label and parts.pasted.startswith("import csv")
+
+
+def test_a_comment_that_is_all_the_prose_is_the_question() -> None:
+    comment = "# so why does the refund job double count partner orders"
+    assert split_prompt(f"{SCRIPT}{comment}\n{SCRIPT}").ask == comment
+
+
+def test_list_items_after_a_diff_and_headings_between_fences_are_prose() -> None:
+    items = "- does this fix the double counted refunds?\n- should the totals be recomputed?"
+    assert split_prompt(f"{DIFF}\n{items}").ask == items
+    for note in (
+        "+ Pros: partner refunds are no longer counted twice by the nightly job",
+        "-- I think this fixes the double counted refunds in the nightly job, right",
+    ):
+        assert split_prompt(f"{DIFF}\n\n{note}").ask == note
+    heading = "## The refund job double counts partner orders after the nightly batch"
+    fenced = f"```python\n{SCRIPT}```"
+    assert split_prompt(f"{fenced}\n{heading}\n{fenced}").ask == heading
+
+
 @pytest.mark.parametrize("paste", [COMMENTED_SCRIPT, DIFF * 2])
 def test_docstrings_comments_and_diffs_are_material(paste: str) -> None:
     parts = split_prompt(f"Our billing service:\n{paste}\n{QUESTION}")
@@ -391,8 +423,27 @@ def test_a_short_or_single_ask_has_no_parts(prompt: str) -> None:
 
 
 def test_parts_that_say_nothing_are_left_out() -> None:
-    # a closing line of thanks, a question that names nothing: only the first paragraph
-    assert ask_parts(f"{BACKGROUND}\n\nThanks!\n\nCan you help?") == [BACKGROUND]
+    # a closing line of thanks and a question that names nothing are no parts, and the
+    # background is most of the ask: searching it alone is searching the ask again
+    assert ask_parts(f"{BACKGROUND}\n\nThanks!\n\nCan you help?") == []
+    for closing in (
+        "Thanks a lot, much appreciated!",
+        "Thanks in advance, and sorry for the long mail.",
+        "Any help with the rate limits is welcome.",
+    ):
+        assert ask_parts(f"{BACKGROUND}\n\n{QUESTION}\n\n{closing}") == [QUESTION], closing
+
+
+def test_parts_come_from_prose_not_from_a_paste() -> None:
+    assert ask_parts(SCRIPT * 2) == []
+    assert ask_parts(f"{SCRIPT}\n{QUESTION}") == []  # the prose alone is short
+    parts = ask_parts(f"{BACKGROUND}\n{SCRIPT}\n{QUESTION}\nThe deploy is on Friday.")
+    assert QUESTION in parts and not any("import" in p for p in parts)
+
+
+def test_a_question_in_a_script_without_spaces_is_a_part() -> None:
+    question = "为什么支付接口在重试之后仍然返回四二九错误？"
+    assert question in ask_parts(f"{BACKGROUND}\n\n{question}")
 
 
 def test_the_planner_searches_a_long_prompts_question_too(planner: HeuristicPlanner) -> None:
@@ -424,6 +475,10 @@ def test_hits_found_by_several_queries_count_once_at_their_best_score() -> None:
     part = [item("b", 0.40), item("c", 0.05), item("d", None)]
     merged = best_of([whole, part], 3, key=lambda i: i.key)
     assert [(i.key, i.score) for i in merged] == [("d", None), ("b", 0.40), ("a", 0.30)]
+    # an unscored hit (certain) wins whichever search found it first
+    scored = [item("d", 0.9)]
+    for order in ([scored, part], [part, scored]):
+        assert best_of(order, 1, key=lambda i: i.key)[0].score is None
     # one query's hits come back as they came (a layer's own order)
     assert best_of([part], 3, key=lambda i: i.key) == part
     assert best_of([], 3, key=lambda i: i.key) == []
