@@ -193,6 +193,7 @@ def plan_from_dict(
         if not 0 <= value <= MAX_SOURCE_LIMIT:
             raise PlanError(f"{key} must be from 0 to {MAX_SOURCE_LIMIT}, not {value}")
         values[key] = value
+    values["parts"] = _parts(data.get("parts"))
     recap = data.get("events_recap")
     if recap is not None:
         if not isinstance(recap, bool):
@@ -204,6 +205,31 @@ def plan_from_dict(
     if since is not None and until is not None and since > until:
         raise PlanError(f"events_since ({since}) is after events_until ({until})")
     return replace(base, planner=planner, **values)
+
+
+#: At most this many parts in a plan read from JSON (each is one more search per source).
+MAX_PARTS = 3
+
+
+def _parts(value: Any) -> tuple[PartQueries, ...]:
+    """``parts`` as :meth:`EnrichmentPlan.to_dict` writes them (optional: a model is
+    not asked for them)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) > MAX_PARTS:
+        raise PlanError(f"parts must be a list of at most {MAX_PARTS} objects")
+    parts = []
+    for part in value:
+        if not isinstance(part, dict):
+            raise PlanError(f"each part must be an object, not {type(part).__name__}")
+        queries = {}
+        for key in ("kb_query", "code_query", "events_query"):
+            query = part.get(key) or ""
+            if not isinstance(query, str):
+                raise PlanError(f"a part's {key} must be a string, not {type(query).__name__}")
+            queries[key] = _clean_query(query)
+        parts.append(PartQueries(**queries))
+    return tuple(parts)
 
 
 def _clean_query(value: str) -> str:

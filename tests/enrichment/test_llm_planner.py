@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -153,11 +154,31 @@ def test_google_failure_falls_back_to_openai(server: ChatServer) -> None:
         '{"kb_query": "", "code_query": "", "events_query": "", '
         '"events_since": "2026-02-01", "events_until": "2026-01-01"}',
         "[" * 100_000,
+        '{"kb_query": "x", "code_query": "", "events_query": "", "parts": {"kb_query": "y"}}',
+        '{"kb_query": "x", "code_query": "", "events_query": "", "parts": ["y"]}',
+        '{"kb_query": "x", "code_query": "", "events_query": "", "parts": [{"kb_query": 1}]}',
+        '{"kb_query": "x", "code_query": "", "events_query": "", "parts": ['
+        + ", ".join(['{"kb_query": "y"}'] * 4)
+        + "]}",
     ],
 )
 def test_plans_that_break_the_schema_are_refused(text: str) -> None:
     with pytest.raises(PlanError):
         plan_from_json(text, planner="llm:test")
+
+
+def test_a_plans_json_form_reads_back_as_the_same_plan() -> None:
+    plan = HeuristicPlanner().plan(
+        "Our team runs an inventory service for three warehouses, with orders from a web "
+        "shop and a partner feed, reconciled every night against what the scanners "
+        "reported; the code was written by a contractor and the documentation is thin, "
+        "so most of what we know lives in people's heads and in old chat threads. We "
+        "would like to keep changes small, with tests for anything we touch.\n\n"
+        "How should we handle HTTP 429 rate limits from the payment API?"
+    )
+    assert plan.parts
+    again = plan_from_json(json.dumps(plan.to_dict()), planner=plan.planner)
+    assert again == plan
 
 
 def test_schema_accepts_nulls_naive_times_and_integral_floats() -> None:
