@@ -214,10 +214,20 @@ def search_kb(service: RemembrancesService, plan: EnrichmentPlan) -> list[Contex
     found = []
     for query in plan.queries("kb"):
         hits = service.kb.search(query, limit=plan.kb_limit)
-        found.append(
-            [kb_item(h) for h in hits if h.vector_score is None or h.vector_score >= KB_MIN_COSINE]
-        )
-    return best_of(found, plan.kb_limit, key=lambda item: item.key)
+        found.append([h for h in hits if h.vector_score is None or h.vector_score >= KB_MIN_COSINE])
+    return [kb_item(h) for h in distinct_passages(found, plan.kb_limit)]
+
+
+def distinct_passages(found: list[list[KBHit]], limit: int) -> list[KBHit]:
+    """:func:`best_of` for KB hits: two queries may find one section as two passages
+    that share chunks (each joins the chunks around its own best one); the better
+    passage stands for both."""
+    merged = best_of(found, sum(map(len, found)), key=lambda h: (h.collection, h.chunk_id))
+    kept: list[KBHit] = []
+    for hit in merged:
+        if not any(hit.overlaps(k) for k in kept):
+            kept.append(hit)
+    return kept[:limit]
 
 
 class _Scored(Protocol):

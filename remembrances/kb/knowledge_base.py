@@ -474,6 +474,7 @@ class KnowledgeBase:
                     best_span=passage.best_span,
                     vector_score=best.vector_score,
                     text_score=best.text_score,
+                    last_position=passage.parts[-1].position,
                 )
             )
         return hits

@@ -50,9 +50,9 @@ class Document:
 class KBHit:
     """One matching passage of a document (a chunk, or adjacent chunks of one section
     joined: ``kb/passages.py``), with where it sits in the document (a
-    :class:`~remembrances.records.Hit`). ``position`` is its first chunk's;
-    ``chunk_id``, ``score`` and ``best_span`` (where in ``text`` it lies) are its
-    best-scoring chunk's."""
+    :class:`~remembrances.records.Hit`). ``position`` is its first chunk's and
+    ``last_position`` its last chunk's (None when not known); ``chunk_id``, ``score``
+    and ``best_span`` (where in ``text`` it lies) are its best-scoring chunk's."""
 
     source: str
     collection: str
@@ -69,10 +69,22 @@ class KBHit:
     #: that leg), as for a store or code hit.
     vector_score: float | None = None
     text_score: float | None = None
+    last_position: int | None = None
 
     @property
     def source_kind(self) -> str:
         return "kb"
+
+    def overlaps(self, other: KBHit) -> bool:
+        """Whether the two passages share a chunk (two searches found one section)."""
+        if (self.collection, self.source) != (other.collection, other.source):
+            return False
+        mine = (self.position, self.position if self.last_position is None else self.last_position)
+        theirs = (
+            other.position,
+            other.position if other.last_position is None else other.last_position,
+        )
+        return mine[0] <= theirs[1] and theirs[0] <= mine[1]
 
     @property
     def label(self) -> str:
@@ -88,6 +100,7 @@ class KBHit:
             "title": self.title,
             "heading_path": self.heading_path,
             "position": self.position,
+            "last_position": self.last_position,
             "chunk_id": self.chunk_id,
             "best_span": None if self.best_span is None else list(self.best_span),
             "score": round(self.score, 6),

@@ -17,7 +17,8 @@ from remembrances.enrichment.prompt_parts import (
     ask_parts,
     split_prompt,
 )
-from remembrances.enrichment.sources import ContextItem, best_of
+from remembrances.enrichment.sources import ContextItem, best_of, distinct_passages
+from remembrances.kb.records import KBHit
 
 NOW = datetime(2026, 11, 21, 15, 30, tzinfo=UTC)
 
@@ -500,3 +501,32 @@ def test_hostile_long_asks_plan_few_bounded_parts(planner: HeuristicPlanner, pro
         for query in (part.kb_query, part.code_query, part.events_query):
             assert 0 < len(query) <= MAX_QUERY_CHARS
             assert "\x00" not in query and "\udcff" not in query
+
+
+def test_two_queries_passages_of_one_section_count_once() -> None:
+    def hit(source: str, first: int, last: int, score: float) -> KBHit:
+        return KBHit(
+            source,
+            "default",
+            None,
+            "",
+            f"{source} {first}-{last}",
+            score,
+            {},
+            first,
+            first * 10 + last,
+            last_position=last,
+        )
+
+    whole = [hit("guide.md", 3, 5, 0.30), hit("faq.md", 0, 0, 0.20)]
+    part = [hit("guide.md", 5, 7, 0.45), hit("guide.md", 8, 9, 0.25), hit("faq.md", 1, 2, 0.10)]
+    kept = distinct_passages([whole, part], 4)
+    assert [(h.source, h.position, h.score) for h in kept] == [
+        ("guide.md", 5, 0.45),  # 3-5 shares chunk 5: the better passage stands for both
+        ("guide.md", 8, 0.25),
+        ("faq.md", 0, 0.20),
+        ("faq.md", 1, 0.10),
+    ]
+    assert len(distinct_passages([whole, part], 2)) == 2
+    # one search's passages never share chunks: they come back as they came
+    assert distinct_passages([part], 4) == part
