@@ -28,10 +28,10 @@ of the project itself (not the answer) before it. The planner sets the paste apa
 as said, as before 2026-11-26 (late).
 
 Then the questions asked after (or before) a paragraph about the user's project that
-answers none of them (1,180 characters), and the unrelated prompts after it: the
-planner also searches a long prompt's parts (``prompt_parts.ask_parts``); the
-baseline, in the same run, searches the whole prompt alone, as before 2026-11-26
-(late).
+answers none of them (1,180 characters), or a paragraph about using the project itself
+(it names the project), and the unrelated prompts after the first: the planner also
+searches a long prompt's parts (``prompt_parts.ask_parts``); the baseline, in the same
+run, searches the whole prompt alone, as before 2026-11-26 (late).
 
 Last, what a score means there: every top-10 hit binned by score, and the share of each
 bin that is the question's answer (a lower bound: a question has one answer, and other
@@ -430,35 +430,55 @@ BACKGROUND = (
 )
 
 
+def _about_the_project(project: str) -> str:
+    """A background paragraph about using the project itself (it names the project)."""
+    return (
+        f"We build our internal tools on {project}. The service started as a small script "
+        "two years ago and grew into a package of about forty modules that several teams "
+        f"now depend on. We pinned {project} when we started and only upgraded it last "
+        "month, after the old version stopped receiving fixes, and since then a few things "
+        "behave differently from what our tests expected. Most of the people who wrote the "
+        "original code have moved to other teams, so we are relearning how the pieces fit "
+        f"together, and we would like to use {project} the way its authors intended rather "
+        "than work around it."
+    )
+
+
 def after_background(cache: Path | None) -> None:
     """Questions beside a background paragraph, searched with the prompt's parts and without."""
     forms: dict[str, Any] = {
-        "background, question": lambda q: f"{BACKGROUND}\n\n{q}",
-        "question, background": lambda q: f"{q}\n\n{BACKGROUND}",
-        "one paragraph, question last": lambda q: f"{BACKGROUND} {q}",
+        "background, question": lambda q, project: f"{BACKGROUND}\n\n{q}",
+        "question, background": lambda q, project: f"{q}\n\n{BACKGROUND}",
+        "one paragraph, question last": lambda q, project: f"{BACKGROUND} {q}",
+        # a background that names the project: the whole prompt has something to find
+        "about the project, question": lambda q, p: f"{_about_the_project(p)}\n\n{q}",
+        "question, about the project": lambda q, p: f"{q}\n\n{_about_the_project(p)}",
     }
+    unrelated_forms = [form for form in forms if "project" not in form]
     print("\n### Questions asked after background\n")
     print("| prompt | questions | alone | whole prompt (before) | and its parts (now) |")
     print("|---|---|---|---|---|")
     counts = {form: [0, 0, 0, 0] for form in forms}
-    unrelated = {form: [0, 0, 0] for form in forms}
+    unrelated = {form: [0, 0, 0] for form in unrelated_forms}
     for name in sorted(s for s in all_sets() if s.startswith(("docs-", "code-"))):
         service, corpus = devsuite.open_store(name, cache=cache)
+        project = name.split("-", 1)[1]
         try:
             for q in corpus.questions:
                 alone = _in_block(service, corpus, q)
                 for form, write in forms.items():
-                    asked = dataclasses.replace(q, text=write(q.text))
+                    asked = dataclasses.replace(q, text=write(q.text, project))
                     with _whole_prompt_only():
                         before = _in_block(service, corpus, asked)
                     now = _in_block(service, corpus, asked)
                     for k, value in enumerate((1, alone, before, now)):
                         counts[form][k] += value
             for prompt in UNRELATED:
-                for form, write in forms.items():
+                for form in unrelated_forms:
+                    text = forms[form](prompt, project)
                     with _whole_prompt_only():
-                        before = bool(service.enricher.enrich_context(write(prompt)))
-                    now = bool(service.enricher.enrich_context(write(prompt)))
+                        before = bool(service.enricher.enrich_context(text))
+                    now = bool(service.enricher.enrich_context(text))
                     for k, value in enumerate((1, before, now)):
                         unrelated[form][k] += value
         finally:
