@@ -332,6 +332,30 @@ PASTED_DIFF = """diff --git a/inventory/stock.py b/inventory/stock.py
 """
 
 
+#: A CI workflow: its top-level keys and list items read like prose line by line.
+PASTED_WORKFLOW = """name: inventory checks
+on:
+  push:
+    branches: [main]
+  pull_request:
+  schedule:
+    - cron: "0 3 * * *"
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        python: ["3.11", "3.12"]
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: ${{ matrix.python }}
+      - run: pip install -e .[test]
+      - run: pytest -q --maxfail 1
+"""
+
+
 def pasted_code(cache: Path | None) -> None:
     """Questions after (or before) pasted code, with the paste set apart and without."""
     forms = (
@@ -339,6 +363,7 @@ def pasted_code(cache: Path | None) -> None:
         "question, script",
         "commented script, question",
         "diff, question",
+        "workflow, question",
         "project function, question",
     )
     print("\n### Questions asked with pasted code\n")
@@ -355,6 +380,7 @@ def pasted_code(cache: Path | None) -> None:
                     "question, script": q.text + "\n\n" + PASTED_SCRIPT,
                     "commented script, question": f"Here is my code:\n\n{COMMENTED_SCRIPT}\n{q.text}",
                     "diff, question": f"{PASTED_DIFF}\n{q.text}",
+                    "workflow, question": f"Our CI:\n{PASTED_WORKFLOW}\n{q.text}",
                 }
                 if functions:
                     prompts["project function, question"] = f"{functions[i]}\n\n{q.text}"

@@ -12,8 +12,8 @@ apart, as many as asked alone
 So the prompt's lines are read one by one: prose is the ask; fenced blocks,
 indented lines, lines that start like code (``def``, ``import``, ``x = ...``) or a
 log, lines that are mostly not words, and a line said before are material, and so
-are a docstring's lines, a diff's hunks and comments between lines of code, which
-read like prose alone. When the material is large enough to be a paste (``PASTED_CHARS``) and prose remains, the planner
+are a docstring's lines, a diff's hunks, comments between lines of code, and YAML
+keys and SQL clauses beside material, which read like prose alone. When the material is large enough to be a paste (``PASTED_CHARS``) and prose remains, the planner
 searches with the prose alone, and the code layer looks up the names the prose
 writes before those of the paste. A prompt that is all paste (a function, a
 stack trace) is searched as before: then the paste is the question.
@@ -61,6 +61,11 @@ _DIFF_START = re.compile(r"^(?:diff --git |--- a/|\+\+\+ b/|@@ -\d)")
 _DIFF_LINE = re.compile(r"^[-+ \\]")
 _LOOSE_HUNK_LINE = re.compile(r"^[-+] ?\S")
 _COMMENT = re.compile(r"^(?:#|--)")
+_YAML_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)?[a-z_][\w.-]*:(?=[ \t]|$)")
+_SQL_CLAUSE = re.compile(
+    r"^[ \t]*(?:(?:order|group)[ \t]+by|(?:(?:left|right|inner|outer|full|cross)[ \t]+)?join"
+    r"[ \t]+\w+[ \t]+(?:\w+[ \t]+)?on|having|where[ \t]+[\w.]+[ \t]*(?:[=<>!]|in\b|is\b|like\b))"
+)
 #: A loop or a branch: code when short or with code's punctuation (``for x in y:``,
 #: ``if (ok) {``); "for some reason it fails when I run this:" is a label.
 _CONTROL = re.compile(r"^(?:for|while|if|elif|with|switch|foreach)\b.*[:{;]$")
@@ -400,8 +405,9 @@ def _kinds(
     inside a fence, a docstring (a closed one: an open one is a fragment, read line
     by line) or a diff's hunks a line is material, and so is a comment line (``#``,
     ``--``) between two lines of unfenced material (``# compare each row`` in a
-    pasted script; a Markdown heading between two fenced blocks stays prose), unless
-    such comments are all the prose there is.
+    pasted script; a Markdown heading between two fenced blocks stays prose), and a
+    YAML key or SQL clause beside material (:func:`_goes_on`), unless such lines are
+    all the prose there is.
     """
     kinds: list[LineKind] = []
     fenced = diff = docstring = gap = False
@@ -446,18 +452,41 @@ def _kinds(
         after.append(seen)
         seen = kind if kind is not None else seen
     after.reverse()
-    comments = [
-        number
-        for number, line in enumerate(lines)
-        if kinds[number] == "prose"
-        and _COMMENT.match(said := line.strip())
-        and not said.endswith(("?", ":"))
-        and before[number] == after[number] == "material"
-    ]
-    if len(comments) < sum(kind in ("prose", "kept") for kind in kinds):
-        for number in comments:  # unless they are all the prose there is: then the ask
-            kinds[number] = "material"
-    return kinds
+    read = list(kinds)
+    for number, line in enumerate(lines):
+        said = line.strip()
+        if (
+            kinds[number] == "prose"
+            and _COMMENT.match(said)
+            and not said.endswith(("?", ":"))
+            and before[number] == after[number] == "material"
+        ):
+            read[number] = "material"
+    # A YAML key or an SQL clause beside material goes on with it ("name: CI" above
+    # "on:", "order by total desc" under "from orders o"): top down, then bottom up.
+    for numbers in (range(len(lines)), range(len(lines) - 1, -1, -1)):
+        beside: LineKind = None
+        for number in numbers:
+            if read[number] is None:
+                continue
+            if read[number] == "prose" and beside == "material" and _goes_on(lines[number]):
+                read[number] = "material"
+            beside = read[number]
+    if any(kind in ("prose", "kept") for kind in read):
+        return read
+    return kinds  # what reads like material beside it is all the prose: the ask
+
+
+def _goes_on(line: str) -> bool:
+    """Whether a line reads as the material beside it going on: a YAML key with a
+    short value or indented (``name: CI``, ``  - run: pytest -q``), or an SQL clause
+    written in lower case (``order by o.total desc``). Never a question."""
+    if line.rstrip().endswith(("?", "？")):
+        return False
+    if _SQL_CLAUSE.match(line):
+        return True
+    key = _YAML_KEY.match(line)
+    return key is not None and (line[:1] in (" ", "\t") or len(line[key.end() :].split()) <= 3)
 
 
 def _lines_in(text: str, spans: Sequence[tuple[int, int]]) -> set[int]:

@@ -210,6 +210,41 @@ def test_list_items_after_a_diff_and_headings_between_fences_are_prose() -> None
     assert split_prompt(f"{fenced}\n{heading}\n{fenced}").ask == heading
 
 
+#: A CI workflow and a query as users paste them: keys and clauses that read like prose.
+WORKFLOW = """name: CI
+on:
+  push:
+    branches: [main]
+  pull_request:
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        python: ["3.11", "3.12"]
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+      - run: pip install -e .[test]
+      - run: pytest -q
+"""
+QUERY = """select o.id, o.total, c.email
+from orders o
+join customers c on c.id = o.customer_id
+where o.created_at > now() - interval '7 days'
+  and o.status = 'paid'
+order by o.total desc
+limit 50;
+"""
+
+
+@pytest.mark.parametrize("paste", [WORKFLOW, QUERY * 2])
+def test_yaml_keys_and_sql_clauses_beside_material_are_material(paste: str) -> None:
+    note = "note: this only fails when the refund is retried from the admin page"
+    parts = split_prompt(f"{paste}\n{note}\n- step 1: retry the refund\n{QUESTION}")
+    assert parts.ask == f"{note}\n- step 1: retry the refund\n{QUESTION}"
+
+
 @pytest.mark.parametrize("paste", [COMMENTED_SCRIPT, DIFF * 2])
 def test_docstrings_comments_and_diffs_are_material(paste: str) -> None:
     parts = split_prompt(f"Our billing service:\n{paste}\n{QUESTION}")
