@@ -321,8 +321,8 @@ DEBUG_FIELDS = frozenset({"vector_score", "text_score", "vector_rank", "text_ran
 HIDDEN_FROM_MODELS = (
     HIDDEN_FIELDS
     | DEBUG_FIELDS
-    | {"id", "chunk_id", "symbol_id", "parent_id", "position", "start_byte", "end_byte",
-       "char_start", "char_end"}
+    | {"id", "chunk_id", "symbol_id", "parent_id", "position", "last_position", "start_byte",
+       "end_byte", "char_start", "char_end"}
 )  # fmt: skip
 #: Left out of XML attributes by default: bulky or only useful for debugging.
 HIDDEN_ATTRIBUTES = DEBUG_FIELDS | {"metadata", "embed_text"}

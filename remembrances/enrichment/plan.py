@@ -193,12 +193,14 @@ def plan_from_dict(
         if not 0 <= value <= MAX_SOURCE_LIMIT:
             raise PlanError(f"{key} must be from 0 to {MAX_SOURCE_LIMIT}, not {value}")
         values[key] = value
-    values["parts"] = _parts(data.get("parts"))
-    recap = data.get("events_recap")
-    if recap is not None:
-        if not isinstance(recap, bool):
-            raise PlanError(f"events_recap must be true or false, not {recap!r}")
-        values["events_recap"] = recap
+    if data.get("parts") is not None:
+        values["parts"] = _parts(data["parts"])
+    for key in ("events_recap", "events_recent"):
+        flag = data.get(key)
+        if flag is not None:
+            if not isinstance(flag, bool):
+                raise PlanError(f"{key} must be true or false, not {flag!r}")
+            values[key] = flag
     for key in ("events_since", "events_until"):
         values[key] = _utc_time(data.get(key), key)
     since, until = values["events_since"], values["events_until"]
@@ -213,9 +215,7 @@ MAX_PARTS = 3
 
 def _parts(value: Any) -> tuple[PartQueries, ...]:
     """``parts`` as :meth:`EnrichmentPlan.to_dict` writes them (optional: a model is
-    not asked for them)."""
-    if value is None:
-        return ()
+    not asked for them); a part with no query is left out."""
     if not isinstance(value, list) or len(value) > MAX_PARTS:
         raise PlanError(f"parts must be a list of at most {MAX_PARTS} objects")
     parts = []
@@ -224,11 +224,12 @@ def _parts(value: Any) -> tuple[PartQueries, ...]:
             raise PlanError(f"each part must be an object, not {type(part).__name__}")
         queries = {}
         for key in ("kb_query", "code_query", "events_query"):
-            query = part.get(key) or ""
-            if not isinstance(query, str):
+            query = part.get(key)
+            if query is not None and not isinstance(query, str):
                 raise PlanError(f"a part's {key} must be a string, not {type(query).__name__}")
-            queries[key] = _clean_query(query)
-        parts.append(PartQueries(**queries))
+            queries[key] = _clean_query(query or "")
+        if any(queries.values()):
+            parts.append(PartQueries(**queries))
     return tuple(parts)
 
 

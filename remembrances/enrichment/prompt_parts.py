@@ -61,10 +61,52 @@ _DIFF_START = re.compile(r"^(?:diff --git |--- a/|\+\+\+ b/|@@ -\d)")
 _DIFF_LINE = re.compile(r"^[-+ \\]")
 _LOOSE_HUNK_LINE = re.compile(r"^[-+] ?\S")
 _COMMENT = re.compile(r"^(?:#|--)")
-_YAML_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)?[a-z_][\w.-]*:(?=[ \t]|$)")
+_YAML_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)?([a-z_][\w.-]*):(?=[ \t]|$)")
+#: Keys people write in prose ("note: it fails on retry", "- expected: green build").
+_PROSE_KEYS = frozenset(
+    [
+        "note",
+        "notes",
+        "todo",
+        "edit",
+        "update",
+        "goal",
+        "problem",
+        "context",
+        "expected",
+        "actual",
+        "ps",
+        "question",
+        "error",
+        "issue",
+        "result",
+        "fyi",
+        "tldr",
+        "summary",
+        "background",
+        "why",
+        "reason",
+        "cause",
+        "fix",
+        "workaround",
+        "solution",
+        "example",
+        "output",
+        "also",
+        "btw",
+    ]
+)
+_NAME = r"[\w.]+"
+#: An SQL clause, by its shape: "order by total puts 900 above 10000" is not one.
 _SQL_CLAUSE = re.compile(
-    r"^[ \t]*(?:(?:order|group)[ \t]+by|(?:(?:left|right|inner|outer|full|cross)[ \t]+)?join"
-    r"[ \t]+\w+[ \t]+(?:\w+[ \t]+)?on|having|where[ \t]+[\w.]+[ \t]*(?:[=<>!]|in\b|is\b|like\b))"
+    rf"^[ \t]*(?:(?:order|group)[ \t]+by[ \t]+{_NAME}(?:[ \t]+(?:asc|desc))?"
+    rf"(?:[ \t]*,[ \t]*{_NAME}(?:[ \t]+(?:asc|desc))?)*"
+    rf"|(?:(?:left|right|inner|outer|full|cross)[ \t]+)?join[ \t]+{_NAME}(?:[ \t]+\w+)?"
+    rf"[ \t]+on[ \t]+{_NAME}[ \t]*=[ \t]*{_NAME}"
+    rf"|where[ \t]+{_NAME}[ \t]*(?:[=<>]|!=|is[ \t]+(?:not[ \t]+)?null\b|in[ \t]*\()"
+    rf"|having[ \t]+\w+\("
+    rf"|from[ \t]+{_NAME}(?:[ \t]+(?:as[ \t]+)?\w+)?|limit[ \t]+\d+)[ \t]*;?[ \t]*$",
+    re.IGNORECASE,
 )
 #: A loop or a branch: code when short or with code's punctuation (``for x in y:``,
 #: ``if (ok) {``); "for some reason it fails when I run this:" is a label.
@@ -74,6 +116,7 @@ _CODE_PUNCTUATION = re.compile(r"[()=;{}\[\]<>]|:$")
 _CODE_START = re.compile(
     r"^(?:#include\b|#define\b|from\s+[\w.]+\s+import\b|import\s+[\w.]+(?:\s*,\s*[\w.]+)*$"
     r"|(?:SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP)\s"  # SQL, written upper case
+    r"|(?i:select[ \t]+(?:\*|[\w.]+(?:[ \t]*,[ \t]*[\w.]+)+)[ \t]+from[ \t])"  # or columns first
     r"|@[\w.]+(?:\(|$)|\$ |>>> |[{}<]|//|/\*|\*/"  # decorators, shell prompts, braces, comments
     r"|[\w.\[\]'\"]+\s*(?:[-+*/%|&^]|//|\*\*)?=(?!=)"  # an assignment: x = 1, a.b += 2
     r"|\w+\(.*\)[;,]?$)"  # a bare call: main()
@@ -464,29 +507,40 @@ def _kinds(
             read[number] = "material"
     # A YAML key or an SQL clause beside material goes on with it ("name: CI" above
     # "on:", "order by total desc" under "from orders o"): top down, then bottom up.
+    # A blank line ends what goes on.
     for numbers in (range(len(lines)), range(len(lines) - 1, -1, -1)):
         beside: LineKind = None
         for number in numbers:
-            if read[number] is None:
-                continue
             if read[number] == "prose" and beside == "material" and _goes_on(lines[number]):
                 read[number] = "material"
             beside = read[number]
-    if any(kind in ("prose", "kept") for kind in read):
+    # Unless that leaves no prose but labels: then it was the ask.
+    if any(
+        kind == "kept" or (kind == "prose" and not lines[number].rstrip().endswith(":"))
+        for number, kind in enumerate(read)
+    ):
         return read
-    return kinds  # what reads like material beside it is all the prose: the ask
+    return kinds
 
 
 def _goes_on(line: str) -> bool:
     """Whether a line reads as the material beside it going on: a YAML key with a
-    short value or indented (``name: CI``, ``  - run: pytest -q``), or an SQL clause
-    written in lower case (``order by o.total desc``). Never a question."""
-    if line.rstrip().endswith(("?", "？")):
+    short value or indented (``name: CI``, ``  - run: pytest -q``; not one people
+    write in prose, "note: ...", nor a label ending in ":" but a bare key), or an SQL
+    clause by its shape (``order by o.total desc``, ``GROUP BY c.email``). Never a
+    question."""
+    said = line.rstrip()
+    if said.endswith(("?", "？")):
         return False
     if _SQL_CLAUSE.match(line):
         return True
     key = _YAML_KEY.match(line)
-    return key is not None and (line[:1] in (" ", "\t") or len(line[key.end() :].split()) <= 3)
+    if key is None or key.group(1) in _PROSE_KEYS:
+        return False
+    value = line[key.end() :].split()
+    if value and said.endswith(":"):
+        return False  # "order by seems ignored in this one:" labels what follows
+    return line[:1] in (" ", "\t") or len(value) <= 3
 
 
 def _lines_in(text: str, spans: Sequence[tuple[int, int]]) -> set[int]:

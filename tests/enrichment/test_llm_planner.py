@@ -157,6 +157,8 @@ def test_google_failure_falls_back_to_openai(server: ChatServer) -> None:
         '{"kb_query": "x", "code_query": "", "events_query": "", "parts": {"kb_query": "y"}}',
         '{"kb_query": "x", "code_query": "", "events_query": "", "parts": ["y"]}',
         '{"kb_query": "x", "code_query": "", "events_query": "", "parts": [{"kb_query": 1}]}',
+        '{"kb_query": "x", "code_query": "", "events_query": "", "parts": [{"kb_query": 0}]}',
+        '{"kb_query": "x", "code_query": "", "events_query": "", "events_recent": "yes"}',
         '{"kb_query": "x", "code_query": "", "events_query": "", "parts": ['
         + ", ".join(['{"kb_query": "y"}'] * 4)
         + "]}",
@@ -179,6 +181,18 @@ def test_a_plans_json_form_reads_back_as_the_same_plan() -> None:
     assert plan.parts
     again = plan_from_json(json.dumps(plan.to_dict()), planner=plan.planner)
     assert again == plan
+    recent = HeuristicPlanner().plan("what was the latest deploy error?")
+    assert recent.events_recent
+    assert plan_from_json(json.dumps(recent.to_dict()), planner="heuristic") == recent
+    # parts with no query are no parts; a plan without "parts" keeps its defaults'
+    empty = (
+        '{"kb_query": "x", "code_query": "", "events_query": "", "parts": [{}, {"kb_query": ""}]}'
+    )
+    assert plan_from_json(empty, planner="llm:test").parts == ()
+    kept = plan_from_json(
+        '{"kb_query": "x", "code_query": "", "events_query": ""}', planner="llm:test", defaults=plan
+    )
+    assert kept.parts == plan.parts
 
 
 def test_schema_accepts_nulls_naive_times_and_integral_floats() -> None:

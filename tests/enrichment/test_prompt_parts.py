@@ -238,6 +238,29 @@ limit 50;
 """
 
 
+@pytest.mark.parametrize(
+    "prose",
+    [
+        "having trouble getting the refunds to show up in this report",
+        "where it is run from the nightly job the totals come out doubled",
+        "order by total puts 900 above 10000 in postgres, the column looks numeric",
+        "join us on slack if easier, the loader drops refunded orders",
+        "todo: cache the refund lookups",
+        "- expected: one refund per order",
+        "order by seems ignored in this one:",
+    ],
+)
+def test_prose_that_starts_like_yaml_or_sql_beside_a_paste_stays_prose(prose: str) -> None:
+    parts = split_prompt(f"Our refunds report query:\n{QUERY}{QUERY}\n{prose}")
+    assert parts.ask.splitlines()[-1] == prose
+
+
+def test_a_blank_line_ends_what_goes_on_with_a_paste() -> None:
+    workflow = WORKFLOW.rstrip("\n")
+    parts = split_prompt(f"Our CI:\n{workflow}\nname: nightly\n\nbuild: faster\n{QUESTION}")
+    assert parts.ask == f"Our CI:\nbuild: faster\n{QUESTION}"
+
+
 @pytest.mark.parametrize("paste", [WORKFLOW, QUERY * 2])
 def test_yaml_keys_and_sql_clauses_beside_material_are_material(paste: str) -> None:
     note = "note: this only fails when the refund is retried from the admin page"
