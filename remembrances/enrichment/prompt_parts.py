@@ -539,7 +539,7 @@ def _goes_on(line: str) -> bool:
         return False
     value = line[key.end() :].split()
     if value and said.endswith(":"):
-        return False  # "order by seems ignored in this one:" labels what follows
+        return False  # "steps: these are the ones that fail:" labels what follows
     return line[:1] in (" ", "\t") or len(value) <= 3
 
 
