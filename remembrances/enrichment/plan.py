@@ -19,6 +19,9 @@ from typing import Any, Protocol, runtime_checkable
 MAX_SOURCE_LIMIT = 20
 #: Planned queries longer than this are cut; a query is a handful of words, not a prompt.
 MAX_QUERY_CHARS = 1000
+#: A plan has at most this many parts (``EnrichmentPlan.parts``): each is one more
+#: search of every source.
+MAX_PARTS = 3
 
 SOURCES = ("kb", "events", "code")
 
@@ -207,10 +210,6 @@ def plan_from_dict(
     if since is not None and until is not None and since > until:
         raise PlanError(f"events_since ({since}) is after events_until ({until})")
     return replace(base, planner=planner, **values)
-
-
-#: At most this many parts in a plan read from JSON (each is one more search per source).
-MAX_PARTS = 3
 
 
 def _parts(value: Any) -> tuple[PartQueries, ...]:

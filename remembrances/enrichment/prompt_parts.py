@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..fts_query import STOP_WORDS
+from .plan import MAX_PARTS
 
 #: Material shorter than this is part of the question ("x = foo(1) gives None").
 PASTED_CHARS = 300
@@ -40,10 +41,9 @@ PASTED_CHARS = 300
 #: explain this code?") to be searched alone; else the paste is what to look up.
 MIN_ASK_WORDS = 2
 
-#: An ask this long is also searched by its parts (:func:`ask_parts`).
+#: An ask this long is also searched by its parts (:func:`ask_parts`, at most
+#: ``plan.MAX_PARTS``).
 LONG_ASK_CHARS = 400
-#: At most this many parts: each is one more search of every source.
-MAX_ASK_PARTS = 3
 
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)")
 #: A line starting so is code only with code's punctuation, or when short: "import os"
@@ -315,6 +315,10 @@ _SIGN_OFF = re.compile(
 _IDEOGRAPH = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 #: A part longer than this share of the ask searches about what the ask does.
 MAX_PART_SHARE = 0.6
+#: Words that say nothing of what to look for: in a label, beside a paste, in a part.
+_SAYING_NOTHING = STOP_WORDS | META_WORDS | LABEL_WORDS
+_ASKING_NOTHING = _SAYING_NOTHING | _ASKING
+_OPENING_NOTHING = _ASKING_NOTHING | _OPENING_WORDS
 _PARAGRAPH_BREAK = re.compile(r"\r?\n[ \t\r]*\n")
 #: A sentence ends at ".", "!" or "?" after a word ("escape with .. or" goes on).
 _SENTENCE_END = re.compile(r"(?<=[\w)\"'`][.!?])\s+|(?<=[？。！])\s*")
@@ -369,13 +373,11 @@ def split_prompt(
             continue
         ask.setdefault(said)
     material = "\n".join(pasted)
-    saying_nothing = STOP_WORDS | META_WORDS | LABEL_WORDS
     for label in labels:
-        if all(w.lower() in saying_nothing for w in _WORD.findall(label)):
+        if not _content_words(label, _SAYING_NOTHING):
             del ask[label]
     prose = "\n".join(ask)
-    content = [w for w in _WORD.findall(prose) if w.lower() not in saying_nothing | _ASKING]
-    if len(material) < PASTED_CHARS or len(content) < MIN_ASK_WORDS:
+    if len(material) < PASTED_CHARS or len(_content_words(prose, _ASKING_NOTHING)) < MIN_ASK_WORDS:
         return PromptParts(text)
     return PromptParts(prose, material)
 
@@ -422,7 +424,7 @@ def ask_parts(ask: str) -> list[str]:
         part = " ".join(part.split())
         if part not in parts and len(part) <= MAX_PART_SHARE * len(whole) and _says(part):
             parts.append(part)
-    return parts[:MAX_ASK_PARTS]
+    return parts[:MAX_PARTS]
 
 
 def _says(part: str) -> bool:
@@ -430,9 +432,13 @@ def _says(part: str) -> bool:
     opening or closing words (or four ideographs), and no closing formula first."""
     if _SIGN_OFF.match(part):
         return False
-    saying_nothing = STOP_WORDS | META_WORDS | LABEL_WORDS | _ASKING | _OPENING_WORDS
-    content = [w for w in _WORD.findall(part) if w.lower() not in saying_nothing]
+    content = _content_words(part, _OPENING_NOTHING)
     return len(content) + len(_IDEOGRAPH.findall(part)) // 2 >= MIN_ASK_WORDS
+
+
+def _content_words(text: str, saying_nothing: frozenset[str]) -> list[str]:
+    """``text``'s words that say what to look for (not in ``saying_nothing``)."""
+    return [w for w in _WORD.findall(text) if w.lower() not in saying_nothing]
 
 
 #: What :func:`_kinds` calls a line.

@@ -76,15 +76,15 @@ class KBHit:
         return "kb"
 
     def overlaps(self, other: KBHit) -> bool:
-        """Whether the two passages share a chunk (two searches found one section)."""
+        """Whether the two passages share a chunk (two searches found one section); an
+        unknown ``last_position`` counts as the first chunk alone."""
         if (self.collection, self.source) != (other.collection, other.source):
             return False
-        mine = (self.position, self.position if self.last_position is None else self.last_position)
-        theirs = (
-            other.position,
-            other.position if other.last_position is None else other.last_position,
-        )
-        return mine[0] <= theirs[1] and theirs[0] <= mine[1]
+        return self.position <= other._last and other.position <= self._last
+
+    @property
+    def _last(self) -> int:
+        return self.position if self.last_position is None else self.last_position
 
     @property
     def label(self) -> str:

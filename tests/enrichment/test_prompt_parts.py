@@ -8,10 +8,9 @@ import pytest
 
 from remembrances.enrichment import HeuristicPlanner
 from remembrances.enrichment.code_focus import code_names
-from remembrances.enrichment.plan import MAX_QUERY_CHARS
+from remembrances.enrichment.plan import MAX_PARTS, MAX_QUERY_CHARS
 from remembrances.enrichment.prompt_parts import (
     LONG_ASK_CHARS,
-    MAX_ASK_PARTS,
     PASTED_CHARS,
     PromptParts,
     ask_parts,
@@ -463,7 +462,7 @@ BACKGROUND = (
 def test_a_long_asks_question_is_one_of_its_parts(prompt: str, part: str) -> None:
     parts = ask_parts(prompt)
     assert any(part in p for p in parts), parts
-    assert 1 <= len(parts) <= MAX_ASK_PARTS
+    assert 1 <= len(parts) <= MAX_PARTS
     assert all(len(p) < len(prompt) for p in parts)
 
 
@@ -554,7 +553,7 @@ def test_hits_found_by_several_queries_count_once_at_their_best_score() -> None:
 )
 def test_hostile_long_asks_plan_few_bounded_parts(planner: HeuristicPlanner, prompt: str) -> None:
     plan = planner.plan(prompt)
-    assert len(plan.parts) <= MAX_ASK_PARTS
+    assert len(plan.parts) <= MAX_PARTS
     for part in plan.parts:
         for query in (part.kb_query, part.code_query, part.events_query):
             assert 0 < len(query) <= MAX_QUERY_CHARS
