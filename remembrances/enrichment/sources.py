@@ -289,8 +289,9 @@ def search_events(
     limit = plan.events_limit
     scope: dict[str, Any] = {"session": session, "user": user, "window": int(previous_turn)}
 
-    def search(query: str | None, **window: Any) -> list[Event]:
-        queries = plan.queries("events") if query else [None]
+    def search(**window: Any) -> list[Event]:
+        """The query's and its parts' best events (or, without a query, the window's)."""
+        queries: list[str | None] = [*plan.queries("events")] if query else [None]
         found = [service.events.search(q, limit=limit, **window, **scope) for q in queries]
         return best_of(found, limit, key=lambda event: event.id)
 
@@ -300,16 +301,16 @@ def search_events(
         # A window recapped about one thing ("what did we decide last week?"): its
         # events likeliest to be about it, listed in order like any recap (a recap is
         # no guess: unscored, the gate does not weigh it).
-        hits = search(query, since=plan.events_since, until=plan.events_until)
+        hits = search(since=plan.events_since, until=plan.events_until)
         hits = sorted(hits, key=lambda h: (h.occurred_at, h.position or 0))
         shown = frozenset(h.id for h in hits)
         return [replace(event_item(h, shown=shown), score=None) for h in hits]
     elif query is None or not plan.has_time_window:
-        hits = search(query, since=plan.events_since, until=plan.events_until)
+        hits = search(since=plan.events_since, until=plan.events_until)
     else:
-        inside = search(query, since=plan.events_since, until=plan.events_until)
+        inside = search(since=plan.events_since, until=plan.events_until)
         seen = {h.id for h in inside}
-        anywhere = search(query)
+        anywhere = search()
         hits = inside + [h for h in anywhere if h.id not in seen]
     if plan.events_recent and hits:
         hits = _newest_favoured(hits)
