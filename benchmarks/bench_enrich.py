@@ -17,7 +17,9 @@ Measured, median of repeated calls over a set of prompts:
   embedding costs microseconds, so this is planning + three parallel searches +
   filtering + formatting: everything except model calls;
 - embedding: the default local embedder (MiniLM int8) embedding the planned
-  queries, sequentially and in parallel threads as the enricher runs them.
+  queries, sequentially and in parallel threads; and as the enricher's threads ask
+  for them, through a store's query cache (``storage.search.QueryVectors``, emptied
+  before each ask): the three sources' queries are often the same words.
 
 Run: ``.venv/bin/python -m benchmarks.bench_enrich`` (``--quick`` for 10k chunks).
 """
@@ -48,6 +50,7 @@ from remembrances.enrichment import (
     HeuristicPlanner,
 )
 from remembrances.records import Chunk
+from remembrances.storage.search import QueryVectors
 from tests.enrichment.corpus import NOW, populate
 
 DIM = 384
@@ -294,6 +297,17 @@ def main() -> int:
                 parallel += samples(
                     lambda qs=queries: list(pool.map(local.embed_query, qs)), repeat
                 )
+        first_ask = []
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            for queries in queries_per_plan:
+                if not queries:
+                    continue
+
+                def ask(qs: list[str] = queries) -> None:
+                    cache = QueryVectors()
+                    list(pool.map(lambda q: cache.get(local, q), qs))
+
+                first_ask += samples(ask, repeat)
         single = []
         for queries in queries_per_plan:
             for q in queries:
@@ -329,6 +343,11 @@ def main() -> int:
             p95_ms(sequential),
         ),
         ("local MiniLM int8: a plan's queries, 3 threads", median_ms(parallel), p95_ms(parallel)),
+        (
+            "local MiniLM int8: a plan's queries, 3 threads through a query cache (first ask)",
+            median_ms(first_ask),
+            p95_ms(first_ask),
+        ),
     ]
     over = median_ms(overhead)
     base = median_ms(baseline)
@@ -347,7 +366,9 @@ def main() -> int:
         f"{over / median_ms(layers):.2f}x",
         f"enrich overhead / 30 ms target: {over / 30:.2f}",
         f"estimated total with the local embedder (overhead + parallel query embeddings): "
-        f"{over + median_ms(parallel):.1f} ms",
+        f"{over + median_ms(first_ask):.1f} ms",
+        f"a plan's queries through the query cache / each embedded in its own thread: "
+        f"{median_ms(first_ask) / median_ms(parallel):.2f}x",
     ]
     report = "\n".join(lines)
     print(report)

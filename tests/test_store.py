@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -530,4 +532,45 @@ def test_repeated_queries_are_embedded_once(location: str) -> None:
     assert embedder.queries == 1
     assert [r.id for r in first[:1]] == [r.id for r in again[:1]]
     store.search("another question")
+    assert embedder.queries == 2
+
+
+class SlowQueries(CountingQueries):
+    """Embeds a query slowly, so that threads asking for it at once overlap."""
+
+    def __init__(self, fail_first: bool = False) -> None:
+        super().__init__()
+        self.fail_first = fail_first
+
+    def embed_query(self, text: str) -> np.ndarray:
+        time.sleep(0.2)
+        if self.fail_first and self.queries == 0:
+            self.queries += 1
+            raise RuntimeError("the embedding service hung up")
+        return super().embed_query(text)
+
+
+def test_a_query_searched_by_several_threads_at_once_is_embedded_once(location: str) -> None:
+    # The enricher searches KB, events and code in parallel with one query: each
+    # thread embedding it again cost every thread the whole CPU's share.
+    embedder = SlowQueries()
+    store = Store(location, embedder=embedder)
+    fill(store)
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(lambda _: store.search("busy timeout"), range(4)))
+    assert embedder.queries == 1
+    assert all([r.id for r in hits] == [r.id for r in found[0]] for hits in found)
+
+
+def test_a_failed_embedding_lets_a_waiting_thread_try_again(location: str) -> None:
+    embedder = SlowQueries(fail_first=True)
+    store = Store(location, embedder=embedder)
+    fill(store)
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(store.search, "busy timeout")
+        time.sleep(0.05)
+        second = pool.submit(store.search, "busy timeout")
+        with pytest.raises(RuntimeError, match="hung up"):
+            first.result()
+        assert second.result()
     assert embedder.queries == 2

@@ -51,29 +51,50 @@ class Reranker(Protocol):
 
 class QueryVectors:
     """Recent query vectors by (embedder, query): an agent's turn often searches
-    several sources with the same words."""
+    several sources with the same words.
+
+    The enricher searches its sources in parallel threads, each with the same query,
+    so the first asks often come together: one thread embeds the query and the others
+    wait for its vector. Embedding it in every thread at once cost each of them the
+    whole CPU's share (three threads took about 60 ms each for a prompt that takes 22
+    ms alone; benchmarks/RESULTS.md, "Context enrichment").
+    """
 
     def __init__(self, size: int = QUERY_CACHE_SIZE) -> None:
         self.size = size
         self._vectors: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
+        self._pending: dict[tuple[str, str], threading.Event] = {}
         self._lock = threading.Lock()
 
     def get(self, embedder: Embedder, query: str) -> Vectors:
         key = (embedder.name, query)
-        with self._lock:
-            cached = self._vectors.get(key)
-            if cached is not None:
-                self._vectors.move_to_end(key)
-                return cached
-        vector = as_vector(
-            embedder.embed_query(query), dim=embedder.dim, who=f"embedder {embedder.name!r}"
-        )
-        vector.setflags(write=False)
-        with self._lock:
-            self._vectors[key] = vector
-            if len(self._vectors) > self.size:
-                self._vectors.popitem(last=False)
-        return vector
+        while True:
+            with self._lock:
+                cached = self._vectors.get(key)
+                if cached is not None:
+                    self._vectors.move_to_end(key)
+                    return cached
+                pending = self._pending.get(key)
+                if pending is None:
+                    done = self._pending[key] = threading.Event()
+                    break
+            # Another thread is embedding it: take its vector, or (if it failed)
+            # embed it here and raise the error for this caller too.
+            pending.wait()
+        try:
+            vector = as_vector(
+                embedder.embed_query(query), dim=embedder.dim, who=f"embedder {embedder.name!r}"
+            )
+            vector.setflags(write=False)
+            with self._lock:
+                self._vectors[key] = vector
+                if len(self._vectors) > self.size:
+                    self._vectors.popitem(last=False)
+            return vector
+        finally:
+            with self._lock:
+                del self._pending[key]
+            done.set()
 
 
 @dataclass(frozen=True)
