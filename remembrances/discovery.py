@@ -26,6 +26,7 @@ business; :func:`too_large` and :func:`is_binary` give both layers the same word
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -138,7 +139,20 @@ def _read_patterns(path: Path) -> list[str]:
 
 
 def _spec(lines: Sequence[str]) -> pathspec.GitIgnoreSpec:
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    """An ignore file's rules; a line no glob can be made of (a reversed range such as
+    ``[z-a]``) matches nothing, as in git, instead of stopping the walk."""
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except (ValueError, re.error):
+        return pathspec.GitIgnoreSpec.from_lines(line for line in lines if _readable(line))
+
+
+def _readable(line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except (ValueError, re.error):
+        return False
+    return True
 
 
 def _repository_rules(root: Path) -> list[_Rules]:

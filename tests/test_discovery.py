@@ -84,6 +84,16 @@ def test_both_layers_apply_the_same_ignore_rules(store: Store, tmp_path: Path) -
     assert indexed == {"keep", "sub_gen_keep", "hidden"}
 
 
+def test_an_ignore_line_that_is_no_glob_matches_nothing_as_in_git(tmp_path: Path) -> None:
+    # git passes over "[z-a]" (a reversed range); the other lines still apply
+    write(tmp_path / ".gitignore", "*.log\n[z-a]\n")
+    write(tmp_path / ".git" / "info" / "exclude", "[z-a\nlocal_*\n")
+    for name in ("app.py", "debug.log", "local_x.py", "[z-a]"):
+        write(tmp_path / name, "x = 1\n")
+    found = {f.relative for f in discover(tmp_path).files}
+    assert found == {".gitignore", "app.py", "[z-a]"}
+
+
 def test_a_folder_ignored_by_its_repository_is_walked_when_asked_for(tmp_path: Path) -> None:
     root = tree(tmp_path / "repo")
     drafts = discover(root / "drafts")

@@ -163,7 +163,13 @@ def test_a_directory_or_an_empty_path_is_refused_as_a_memory_file(tmp_path: Path
 
 @pytest.mark.parametrize(
     ("patterns", "match"),
-    [(["\\"], "not a valid glob"), (["  "], "blank"), (["# x"], "comment"), (["!*.md"], "alone")],
+    [
+        (["\\"], "not a valid glob"),
+        (["[z-a]"], "not a valid glob"),  # a reversed range: no regular expression
+        (["  "], "blank"),
+        (["# x"], "comment"),
+        (["!*.md"], "alone"),
+    ],
 )
 def test_ingest_patterns_that_would_select_nothing_are_refused(
     store: Store, tmp_path: Path, patterns: list[str], match: str

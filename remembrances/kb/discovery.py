@@ -11,6 +11,7 @@ oversized files come back with the reason they were skipped.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,7 +66,7 @@ def file_patterns(patterns: Sequence[str] | None) -> pathspec.PathSpec[Any]:
             raise InvalidInputError(f"a pattern must be a string, not {type(pattern).__name__}")
         try:
             compiled = pathspec.PathSpec.from_lines("gitignore", [pattern])
-        except ValueError:  # pathspec's GitIgnorePatternError
+        except (ValueError, re.error):  # pathspec's GitIgnorePatternError, "[z-a]"
             raise InvalidInputError(f"pattern {pattern!r} is not a valid glob; {advice}") from None
         if all(p.include is None for p in compiled.patterns):
             raise InvalidInputError(f"pattern {pattern!r} is blank or a # comment; {advice}")
