@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import embeddings
 from .embeddings.base import Embedder
+from .errors import InvalidInputError
 from .integrity import CheckReport, check, check_layers
 from .postgres.url import is_postgres_url
 from .records import SOURCE_KINDS
@@ -44,6 +45,11 @@ class RemembrancesService:
     """One memory file and one embedder; the domain layers hang off it."""
 
     def __init__(self, store: Store) -> None:
+        if not isinstance(store, Store):  # a path would fail later, inside a layer
+            raise InvalidInputError(
+                f"RemembrancesService takes a Store, not {type(store).__name__}; to open a "
+                "memory file use remembrances.open(path)"
+            )
         self.store = store
         self._lock = threading.Lock()
 

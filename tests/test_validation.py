@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from remembrances import InvalidInputError, Store
+from remembrances import InvalidInputError, RemembrancesService, Store
 from remembrances.code import CodeIndexer
 from remembrances.events import EventLog
 from remembrances.kb import KnowledgeBase
@@ -181,3 +181,14 @@ def test_ingest_patterns_that_would_select_nothing_are_refused(
         kb.ingest(tmp_path / "docs", patterns=patterns)
     assert kb.count() == 0
     assert kb.ingest(tmp_path / "docs", patterns=["*.md"]).added == ["a.md"]
+
+
+@pytest.mark.parametrize("given", ["memory.db", Path("memory.db"), None])
+def test_a_service_over_something_else_than_a_store_is_refused(
+    tmp_path: Path, given: object
+) -> None:
+    # RemembrancesService("memory.db") used to be accepted; its searches then failed
+    # inside a layer (enrich_context logged the error and returned "")
+    with pytest.raises(InvalidInputError, match=r"takes a Store.*remembrances\.open\(path\)"):
+        RemembrancesService(given)  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []

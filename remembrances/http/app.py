@@ -82,12 +82,15 @@ def unreadable_body(request: Request, exc: RequestValidationError) -> tuple[int,
     """The status and message for a body that could not be read as JSON at all, or None
     when the body was read and only its fields are wrong (the 422 of the schema).
 
-    Malformed JSON is a 400 that says where it breaks. A body sent without a JSON
+    An empty body is a 400 (not a 422 "body: Field required"); malformed JSON is a 400
+    that says where it breaks. A body sent without a JSON
     content type (``curl -d`` sends a form) is a 415: FastAPI reads such a body as
     bytes, not JSON, which also keeps a web page from posting to the server with a
     form or ``text/plain`` request that needs no CORS preflight.
     """
     for error in exc.errors():
+        if error.get("type") == "missing" and tuple(error.get("loc", ())) == ("body",):
+            return 400, f"the body is empty; {SEND_JSON}"
         if error.get("type") == "json_invalid":
             reason = str((error.get("ctx") or {}).get("error") or "not JSON")
             where = _position(exc.body, error.get("loc", ()))

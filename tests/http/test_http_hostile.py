@@ -56,6 +56,10 @@ def test_malformed_json_is_a_400_that_says_where_it_breaks(http: httpx.Client) -
         message = refused(response, 400, "InvalidRequest")
         assert message.startswith("the body is not valid JSON: ") and where in message, message
         assert message.endswith(SEND_JSON)
+    # no body at all, where a route needs one
+    for route in ("/v1/search", "/v1/enrich", "/v1/kb/documents"):
+        response = http.post(route, content=b"", headers={"content-type": "application/json"})
+        assert refused(response, 400, "InvalidRequest") == f"the body is empty; {SEND_JSON}"
     # well-formed JSON that does not match the schema is still the 422 naming the field
     wrong = http.post("/v1/search", content=b'{"query": 3}', headers={"content-type": "application/json"})  # fmt: skip
     assert refused(wrong, 422, "InvalidRequest") == "query: Input should be a valid string"
