@@ -47,6 +47,10 @@ _UNITS = {
 _DURATION = re.compile(r"\s*(?:\d+(?:\.\d+)?\s*[a-zA-Z]+\s*)+")
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*([a-zA-Z]+)")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: An ISO date without a time (``2026-11-25``, ``20261125``).
+_DATE_ONLY = re.compile(r"\d{4}-?\d{2}-?\d{2}")
+_DAY = timedelta(days=1)
+_MICROSECOND = timedelta(microseconds=1)
 #: The range of times an event may have (datetime's own limits, with room for offsets).
 _MIN_US = -62_135_596_800_000_000 + 86_400_000_000
 _MAX_US = 253_402_300_799_000_000 - 86_400_000_000
@@ -140,9 +144,16 @@ def _seconds(seconds: float, what: str) -> timedelta:
 def window(
     since: Any = None, until: Any = None, last: Any = None, *, now: datetime | None = None
 ) -> tuple[datetime | None, datetime | None]:
-    """The ``[since, until]`` window in UTC; ``last`` narrows ``since`` to ``now - last``."""
+    """The ``[since, until]`` window in UTC; ``last`` narrows ``since`` to ``now - last``.
+
+    An ``until`` written as a date (``"2026-11-25"``) ends with that day, as the
+    enricher's "on 2026-11-25" does: read as its midnight, ``since`` and ``until`` of
+    one date selected nothing.
+    """
     start = None if since is None else to_utc(since, "since")
     end = None if until is None else to_utc(until, "until")
+    if end is not None and isinstance(until, str) and _DATE_ONLY.fullmatch(until.strip()):
+        end = to_utc(datetime.fromisoformat(until.strip()) + _DAY - _MICROSECOND, "until")
     if last is not None:
         try:
             recent = (now or now_utc()) - parse_duration(last, "last")

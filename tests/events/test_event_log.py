@@ -124,6 +124,24 @@ def test_listing_is_newest_first_with_subject_and_window(events: EventLog) -> No
     assert events.search("   ") == events.search(None)
 
 
+def test_one_date_as_since_and_until_selects_that_day(events: EventLog) -> None:
+    # naive times are local, as a date is
+    for content, at in (
+        ("the 24th, late", datetime(2026, 11, 24, 23, 59)),
+        ("the 25th, early", datetime(2026, 11, 25, 0, 0)),
+        ("the 25th, late", datetime(2026, 11, 25, 23, 59, 59)),
+        ("the 26th", datetime(2026, 11, 26, 0, 0)),
+    ):
+        events.log(content, at=at)
+    day = {"since": "2026-11-25", "until": "2026-11-25"}
+    assert [e.content for e in events.list(**day)] == ["the 25th, late", "the 25th, early"]
+    assert events.count(until="2026-11-25") == 3
+    assert {e.content for e in events.search("the 25th", **day)} == {
+        "the 25th, late",
+        "the 25th, early",
+    }
+
+
 def test_last_is_relative_to_now(events: EventLog) -> None:
     now = datetime.now(UTC)
     for hours in (1, 20, 30, 24 * 8):

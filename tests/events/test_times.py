@@ -111,3 +111,13 @@ def test_window_takes_the_later_start_and_refuses_reversed_bounds() -> None:
     assert window(until=datetime(2026, 1, 1, 5, 30, tzinfo=fixed))[1] == datetime(
         2026, 1, 1, tzinfo=UTC
     )
+
+
+def test_an_until_written_as_a_date_ends_with_that_day() -> None:
+    last_moment = datetime(2026, 11, 25, 23, 59, 59, 999999).astimezone(UTC)  # local, as dates are
+    for day in ("2026-11-25", " 2026-11-25 ", "20261125"):
+        start, end = window(since=day, until=day)
+        assert end == last_moment and start == datetime(2026, 11, 25).astimezone(UTC)
+    # a time given is the time meant
+    assert window(until="2026-11-25T00:00:00Z")[1] == datetime(2026, 11, 25, tzinfo=UTC)
+    assert window(until="2026-11-25T00:00")[1] == datetime(2026, 11, 25).astimezone(UTC)
