@@ -162,9 +162,12 @@ class RepoMapper:
             project_id, root = found.id, found.root
             files, edges = self._graph(tx, project_id)
             chosen = _resolve_focus(tx, name, root, files, wanted, strict_focus)
-            ranked = _rank(files, edges, chosen)
+            ranked, file_rank = _rank(files, edges, chosen)
             # Enough candidates to fill the budget: every shown line costs a few tokens.
-            candidates = ranked[: budget // 3 + len(chosen.definitions) + 20]
+            wanted_count = budget // 3 + len(chosen.definitions) + 20
+            if len(ranked) < wanted_count:
+                ranked += _unused(tx, files, ranked, file_rank)
+            candidates = ranked[:wanted_count]
             symbols = tables.symbol_spans(tx, {f for _, f, _ in candidates})
 
         low, high = 0, len(candidates)
@@ -276,8 +279,31 @@ def _resolve_focus(
     return focus
 
 
-def _rank(files: dict[int, str], edges: graph.Edges, focus: _Focus) -> list[tuple[float, int, str]]:
-    """(score, file id, name) of every ranked definition, best first."""
+def _unused(
+    tx: Transaction,
+    files: dict[int, str],
+    ranked: list[tuple[float, int, str]],
+    file_rank: dict[int, float],
+) -> list[tuple[float, int, str]]:
+    """The definitions no other file uses, after the used ones: a small project whose
+    files stand alone (scripts, independent modules) has few uses or none, and its map
+    was empty. Ordered by their file's rank (files in path order when ranks tie), and
+    scored under every used definition."""
+    shown = {(f, n) for _, f, n in ranked}
+    # a share of the least used definition's score, so that a map's ranks go down
+    scale = (
+        min((t[0] for t in ranked), default=1.0)
+        / 2
+        / max(max(file_rank.values(), default=0.0), 1e-12)
+    )
+    unused = [(file_rank[f] * scale, f, n) for f, n in graph.definitions_in(tx, files) - shown]
+    return sorted(unused, key=lambda t: (-t[0], files[t[1]], t[2]))
+
+
+def _rank(
+    files: dict[int, str], edges: graph.Edges, focus: _Focus
+) -> tuple[list[tuple[float, int, str]], dict[int, float]]:
+    """(score, file id, name) of every used definition, best first; and each file's rank."""
     ids = sorted(files)
     nodes = len(ids)
     node_of = {f: n for n, f in enumerate(ids)}
@@ -317,7 +343,8 @@ def _rank(files: dict[int, str], edges: graph.Edges, focus: _Focus) -> list[tupl
         scores[key] = top + scores.get(key, 0.0)
     for at, key in enumerate(focus.definitions):
         scores[key] = 3 * top + (len(focus.definitions) - at)
-    return sorted(((s, f, n) for (f, n), s in scores.items()), key=lambda t: (-t[0], t[1], t[2]))
+    ranked = sorted(((s, f, n) for (f, n), s in scores.items()), key=lambda t: (-t[0], t[1], t[2]))
+    return ranked, {f: float(rank[node_of[f]]) for f in ids}
 
 
 def _render(

@@ -6,8 +6,8 @@ Who uses what (by hand):
   js:     view.js calls formatDate and fetchJobs; api.js calls formatDate.
   go:     handler.go calls Open; main.go calls Handle and Open.
 So clock.py (three users, one of them used itself) ranks first; format.js and
-store.go (two users each, one of which is used) tie below it; view.js,
-report.py, main.go and lonely.py define nothing anyone uses and are not shown.
+store.go (two users each, one of which is used) tie below it; main.py, view.js,
+report.py, main.go and lonely.py define nothing anyone uses and come last.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def test_map_ranks_by_hand(code: CodeIndexer, calls: Path) -> None:
     paths = [f.path for f in result.files]
     assert paths[0] == "core/clock.py"
     assert result.files[0].symbols[0].qualified_name == "now"
-    assert set(paths) == {
+    assert set(paths[:6]) == {
         "core/clock.py",
         "core/scheduler.py",
         "web/format.js",
@@ -147,6 +147,16 @@ def test_map_ranks_by_hand(code: CodeIndexer, calls: Path) -> None:
         "svc/store.go",
         "svc/handler.go",
     }
+    # then what nobody uses, under every used definition
+    assert set(paths[6:]) == {
+        "app/main.py",
+        "app/report.py",
+        "svc/main.go",
+        "tools/lonely.py",
+        "web/view.js",
+    }
+    ranks = [f.rank for f in result.files]
+    assert ranks == sorted(ranks, reverse=True) and ranks[-1] > 0
     rank = {f.path: f.rank for f in result.files}
     assert rank["web/format.js"] == pytest.approx(rank["svc/store.go"])
     assert rank["core/clock.py"] > rank["web/format.js"] > rank["web/api.js"]
@@ -158,6 +168,34 @@ def test_map_ranks_by_hand(code: CodeIndexer, calls: Path) -> None:
     assert lines[at + 1] == "  class Scheduler"
     assert "    def next_run(self, last: float) -> float" in lines[at + 2 : at + 4]
     assert result.tokens == estimate_tokens(result.text) <= 1024
+
+
+def test_a_project_whose_files_stand_alone_is_mapped(code: CodeIndexer, tmp_path: Path) -> None:
+    # no file uses another's names: no edges, and the map was empty
+    write(
+        tmp_path / "scripts",
+        {
+            "backup.py": "def rotate_backups(folder):\n    return folder\n",
+            "report.py": "class WeeklyReport:\n    def render(self):\n        return ''\n",
+            "tools/clean.js": "function cleanCache(dir) {\n  return dir;\n}\n",
+        },
+    )
+    code.index(tmp_path / "scripts", project="scripts", embed=False)
+    result = code.repo_map("scripts")
+    assert [f.path for f in result.files] == ["backup.py", "report.py", "tools/clean.js"]
+    assert result.text.splitlines() == [
+        "backup.py:",
+        "  def rotate_backups(folder)",
+        "report.py:",
+        "  class WeeklyReport",
+        "    def render(self)",
+        "tools/clean.js:",
+        "  function cleanCache(dir)",
+    ]
+    assert (
+        code.repo_map("scripts", budget_tokens=10).text
+        == "backup.py:\n  def rotate_backups(folder)"
+    )
 
 
 def test_budget_is_respected_and_a_smaller_map_is_a_prefix(code: CodeIndexer, calls: Path) -> None:
@@ -197,7 +235,9 @@ def test_focus_pulls_the_ranking(code: CodeIndexer, calls: Path) -> None:
     # an unused definition of a focus file is shown too
     lonely = code.repo_map("calls", budget_tokens=1024, focus=[str(calls / "tools/lonely.py")])
     assert "def unused_helper() -> int" in lonely.text
-    assert "unused_helper" not in code.repo_map("calls", budget_tokens=1024).text
+    assert lonely.files[0].path == "tools/lonely.py"
+    unfocused = [f.path for f in code.repo_map("calls", budget_tokens=1024).files]
+    assert unfocused.index("tools/lonely.py") >= 6  # after every file used by another
 
 
 def test_unchanged_reindex_does_not_touch_the_graph(
