@@ -222,6 +222,7 @@ def _import(
                     title=record.get("title"),
                     metadata=record.get("metadata"),
                     collection=record.get("collection", "default"),
+                    format=record.get("format"),
                 )
             elif kind == "event":
                 events.add(number, record)

@@ -217,10 +217,24 @@ def _source_for(
     holder = taken.get(name)
     if holder is not None and holder != key and Path(holder).exists():
         return key  # another file holds the name (a file that is gone was moved here)
-    if holder is None and kb.known(collection, name) is not None:
-        return key  # a document added by hand under that name
+    if holder is None:
+        stored = kb.known(collection, name)
+        if stored is not None and not _read_from(stored, {name, path.relative_to(root).as_posix()}):
+            return key  # a document added by hand under that name
     taken[name] = key
     return name
+
+
+def _read_from(stored: Mapping[str, Any], relative: set[str]) -> bool:
+    """Whether a document that no file is linked to was read from a file of this name
+    by an ingest (its ``path`` metadata): imported from an export, which keeps the
+    text and metadata but not the link. The file takes it back instead of being stored
+    a second time under its absolute path."""
+    try:
+        metadata = json.loads(stored.get("metadata") or "{}")
+    except ValueError:
+        return False
+    return isinstance(metadata, dict) and metadata.get("path") in relative
 
 
 def _embedding(progress: Progress | None, files_done: int, files: int) -> Progress | None:

@@ -101,6 +101,42 @@ def _roundtrip(source: str, target: Path | str) -> None:
         assert chunk.has_embedding
 
 
+def test_an_imported_folder_of_documents_is_ingested_again_without_copies(
+    location: str, tmp_path: Path
+) -> None:
+    # an export keeps the documents' text and metadata, not their link to the files;
+    # ingesting the folder into the imported memory stored every document twice
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "deploy.md").write_text("# Deploys\n\nDeploys run every Friday.\n")
+    (docs / "notes.txt").write_text("Backups run at 02:00 UTC.\n")
+    buffer = io.StringIO()
+    with remembrances.open(tmp_path / "a.db", embedder="hash:64") as svc:
+        svc.kb.ingest(docs)
+        svc.kb.add(
+            "= Rollback\n\nRoll back with the previous tag.\n",
+            source="howto.txt",
+            format="asciidoc",
+        )
+        export_jsonl(svc, buffer)
+    with remembrances.open(location, embedder="hash:64") as svc:
+        import_jsonl(svc, buffer.getvalue().splitlines())
+        assert svc.kb.get("howto.txt").format == "asciidoc"  # not the extension's guess
+        report = svc.kb.ingest(docs)
+        assert report.added == [] and report.embedded == 0
+        assert sorted(d.source for d in svc.kb.list()) == ["deploy.md", "howto.txt", "notes.txt"]
+        assert svc.kb.ingest(docs).unchanged == ["deploy.md", "notes.txt"]  # linked again
+        (docs / "deploy.md").write_text("# Deploys\n\nDeploys run every Tuesday.\n")
+        assert svc.kb.ingest(docs).updated == ["deploy.md"]
+        assert "Tuesday" in svc.kb.get("deploy.md").text
+    # a document added by hand under a file's name is still not taken by the file
+    with remembrances.open(tmp_path / "c.db", embedder="hash:64") as svc:
+        svc.kb.add("Written by hand.", source="deploy.md")
+        svc.kb.ingest(docs)
+        assert svc.kb.get("deploy.md").text == "Written by hand."
+        assert "Tuesday" in svc.kb.get(str(docs / "deploy.md")).text
+
+
 def test_import_skips_code_projects_whose_root_is_gone(tmp_path: Path) -> None:
     lines = [
         '{"type": "remembrances-export", "version": 1}',
