@@ -456,6 +456,19 @@ BACKGROUND = (
 )
 
 
+#: A sentence of background, as a new user might start (nothing in it answers one).
+SHORT_BACKGROUND = (
+    "Quick context: I joined the team last week and I'm still finding my way around the code."
+)
+
+#: What the change must keep, said after the question (nothing in it answers one).
+CONSTRAINTS = (
+    "We would like to keep the change small and easy to review, with tests for what it "
+    "touches. It also has to keep working on Python 3.9, because the warehouse scanners "
+    "run an old image that we cannot upgrade before the spring."
+)
+
+
 def _about_the_project(project: str) -> str:
     """A background paragraph about using the project itself (it names the project)."""
     return (
@@ -476,6 +489,9 @@ def after_background(cache: Path | None) -> None:
         "background, question": lambda q, project: f"{BACKGROUND}\n\n{q}",
         "question, background": lambda q, project: f"{q}\n\n{BACKGROUND}",
         "one paragraph, question last": lambda q, project: f"{BACKGROUND} {q}",
+        "background, question, constraints": lambda q, p: f"{BACKGROUND}\n\n{q}\n\n{CONSTRAINTS}",
+        "a sentence of background, question": lambda q, p: f"{SHORT_BACKGROUND}\n\n{q}",
+        "question, a sentence of background": lambda q, p: f"{q}\n\n{SHORT_BACKGROUND}",
         # a background that names the project: the whole prompt has something to find
         "about the project, question": lambda q, p: f"{_about_the_project(p)}\n\n{q}",
         "question, about the project": lambda q, p: f"{q}\n\n{_about_the_project(p)}",

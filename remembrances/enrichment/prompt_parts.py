@@ -42,8 +42,8 @@ PASTED_CHARS = 300
 MIN_ASK_WORDS = 2
 
 #: An ask this long is also searched by its parts (:func:`ask_parts`, at most
-#: ``plan.MAX_PARTS``).
-LONG_ASK_CHARS = 400
+#: ``plan.MAX_PARTS``): a sentence of background beside a question is enough to bury it.
+LONG_ASK_CHARS = 100
 
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)")
 #: A line starting so is code only with code's punctuation, or when short: "import os"
@@ -313,6 +313,20 @@ _SIGN_OFF = re.compile(
 )
 #: Ideographs and syllables of scripts written without spaces: two count as a word.
 _IDEOGRAPH = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_FULL_WIDTH_PUNCTUATION = re.compile(r"[\u3000-\u3003\u3008-\u3011\uff01-\uff0f\uff1a-\uff20]")
+#: A sentence that opens so asks, with or without a "?" ("Please explain how the
+#: reconcile job retries.", "I need to add retries to the webhook handler."); "we
+#: need to" and "we would like to" more often say what must hold ("We would like to
+#: keep changes small").
+_REQUEST_OPENING = re.compile(
+    r"^(?:(?:so|ok(?:ay)?|now|anyway)\b,?\s+)?(?:please\b|pls\b|kindly\b|"
+    r"(?:can|could|would|will)\s+(?:you|u|someone|anyone)\b|help\s+me\b|"
+    r"(?:tell|show|give)\s+me\b|walk\s+me\s+through\b|explain\b|"
+    r"i\s+(?:need|want)\s+to\b|(?:i'm|i\s+am|we're|we\s+are)\s+trying\s+to\b|"
+    r"how\s+(?:do|can|should)\s+(?:i|we)\b|"
+    r"i\s+(?:was\s+)?wonder(?:ing)?\b|is\s+there\s+a\s+way\b|what'?s\s+the\s+best\s+way\b)",
+    re.IGNORECASE,
+)
 #: A part longer than this share of the ask searches about what the ask does.
 MAX_PART_SHARE = 0.6
 #: Words that say nothing of what to look for: in a label, beside a paste, in a part.
@@ -384,11 +398,13 @@ def split_prompt(
 
 def ask_parts(ask: str) -> list[str]:
     """Parts of a long ask to search on their own: its questions (the sentences
-    ending in "?"), and its last and first paragraphs (in one paragraph, its last
-    sentence, and its last sentences up to ``LAST_SENTENCES_CHARS``), read from its
-    prose lines (not from code or a log it pastes); [] when that prose is under
-    ``LONG_ASK_CHARS``. A part that says nothing on its own ("Thanks a lot!", "Some
-    context first.") or is most of the ask is left out.
+    ending in "?", those that open as a request: "Please ...", "I need to ...", and
+    a one-sentence paragraph between others), and its last and first paragraphs (in
+    one paragraph, its last sentence, and its last sentences up to
+    ``LAST_SENTENCES_CHARS``), read from its prose lines (not from code or a log it
+    pastes); [] when that prose is under ``LONG_ASK_CHARS`` (:func:`ask_length`). A
+    part that says nothing on its own ("Thanks a lot!", "Some context first.") or is
+    most of the ask is left out.
 
     Searched as one query, a paragraph of background outweighs a one-line question
     in the embedding and in word coverage, wherever it stands: after 1,180 characters
@@ -397,7 +413,7 @@ def ask_parts(ask: str) -> list[str]:
     "Questions asked after background"). The whole ask is still searched: background
     often holds the terms that matter ("we run Flask behind nginx").
     """
-    if len(ask) < LONG_ASK_CHARS:
+    if ask_length(ask) < LONG_ASK_CHARS:
         return []
     lines = ask.splitlines()
     kinds = _kinds(lines, set(), set())
@@ -405,11 +421,28 @@ def ask_parts(ask: str) -> list[str]:
         line if kind == "prose" else "" for line, kind in zip(lines, kinds, strict=True)
     )
     whole = " ".join(prose.split())
-    if len(whole) < LONG_ASK_CHARS:
+    if ask_length(whole) < LONG_ASK_CHARS:
         return []
     paragraphs = [p.strip() for p in _PARAGRAPH_BREAK.split(prose) if p.strip()]
-    sentences = [s for p in paragraphs for s in _SENTENCE_END.split(p) if s.strip()]
-    questions = " ".join(s for s in sentences if s.rstrip().endswith(("?", "？")))
+    said = [[s for s in _SENTENCE_END.split(p) if s.strip()] for p in paragraphs]
+    sentences = [s for ss in said for s in ss]
+    # A one-sentence paragraph among others is set apart as an ask is ("We run ...
+    # [background]", "Add retries to the webhook handler.", "It has to run on 3.9.").
+    # Not a label ("Here is the log:") nor a heading, which open what follows.
+    alone = {
+        ss[0]
+        for ss in said[1:-1]
+        if len(ss) == 1
+        and len(ss[0]) <= LAST_SENTENCES_CHARS
+        and not ss[0].rstrip().endswith(":")
+        and not ss[0].startswith("#")
+    }
+    questions = " ".join(
+        s
+        for s in sentences
+        if s.rstrip().endswith(("?", "？"))
+        or ((s in alone or _REQUEST_OPENING.match(s)) and _says(s))
+    )
     # A paragraph's first sentence often only opens it ("Some background first."); a
     # first paragraph may be the question, before the background that explains it.
     if len(paragraphs) > 1:
@@ -425,6 +458,12 @@ def ask_parts(ask: str) -> list[str]:
         if part not in parts and len(part) <= MAX_PART_SHARE * len(whole) and _says(part):
             parts.append(part)
     return parts[:MAX_PARTS]
+
+
+def ask_length(text: str) -> int:
+    """``text``'s length in characters, an ideograph counted as three: a Chinese or
+    Japanese sentence says in 30 characters what an English one says in about 90."""
+    return len(text) + 2 * len(_IDEOGRAPH.findall(text))
 
 
 def _says(part: str) -> bool:
@@ -569,9 +608,12 @@ def _is_prose(line: str) -> bool:
     elif line[:1] in (" ", "\t"):
         return False  # indented: code, or a stack trace's frames
     line = line.strip()
-    tokens = line.split()
-    words = [t for t in tokens if _WORD.fullmatch(t.strip(".,;:!?？\"'()`*"))]
+    # Chinese and Japanese write no spaces: their punctuation parts the words, and a
+    # run of ideographs counts a word per two ("库存服务" is two).
+    tokens = _FULL_WIDTH_PUNCTUATION.sub(" ", line).split()
+    words = [t for t in tokens if _WORD.fullmatch(t.strip(".,;:!?\"'()`*"))]
     share = len(words) / len(tokens) if tokens else 0.0
+    said = sum(max(1, len(_IDEOGRAPH.findall(w)) // 2) for w in words)
     if line.endswith(("?", "？")) and share >= 0.5:
         return True  # a question, even one that starts like code ("x = 3 but why?")
     if _CODE_START.match(line) or _LOG.match(line):
@@ -582,4 +624,4 @@ def _is_prose(line: str) -> bool:
     control = item is None and _CONTROL.match(line)
     if control and (_CONTROL_PUNCTUATION.search(line) or len(tokens) <= 4):
         return False
-    return len(words) >= 2 and share >= 0.6 and not line.endswith(("{", ";"))
+    return said >= 2 and share >= 0.6 and not line.endswith(("{", ";"))

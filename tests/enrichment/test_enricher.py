@@ -26,7 +26,7 @@ from remembrances.enrichment import (
 
 from .chat_server import ChatServer
 from .corpus import DOCUMENTS, NOW, populate
-from .test_prompt_parts import BACKGROUND, JAVASCRIPT, SCRIPT
+from .test_prompt_parts import BACKGROUND, JAVASCRIPT, SCRIPT, SHORT_BACKGROUND
 
 
 @pytest.fixture(scope="module")
@@ -145,10 +145,16 @@ def test_a_question_beside_pasted_code_finds_its_context(
     ],
 )
 @pytest.mark.parametrize("form", ["{background}\n\n{question}", "{question}\n\n{background}"])
+@pytest.mark.parametrize("background", [BACKGROUND, SHORT_BACKGROUND])
 def test_a_question_beside_background_finds_its_context(
-    service: RemembrancesService, question: str, title: str, expected: str, form: str
+    service: RemembrancesService,
+    question: str,
+    title: str,
+    expected: str,
+    form: str,
+    background: str,
 ) -> None:
-    prompt = form.format(background=BACKGROUND, question=question)
+    prompt = form.format(background=background, question=question)
     text = service.enrich_context(prompt)
     assert expected in section(text, title), text
 
@@ -157,6 +163,7 @@ def test_an_unrelated_question_beside_background_gives_an_empty_string(
     service: RemembrancesService,
 ) -> None:
     assert service.enrich_context(f"{BACKGROUND}\n\nwhat's the capital of Australia?") == ""
+    assert service.enrich_context(f"{SHORT_BACKGROUND} What's the capital of Australia?") == ""
 
 
 @pytest.mark.parametrize(

@@ -436,11 +436,24 @@ BACKGROUND = (
 )
 
 
+#: One sentence of background: a question beside it is searched on its own too.
+SHORT_BACKGROUND = "Quick context: I joined the team last week and I'm still finding my way around."
+
+#: What a change must keep, said after the question.
+CONSTRAINTS = (
+    "Keep the change small, with tests for what it touches. It has to keep working on "
+    "Python 3.9, because the scanners run an old image we cannot upgrade yet."
+)
+REQUEST = "Add jittered backoff to the payment API client for HTTP 429 answers."
+
+
 @pytest.mark.parametrize(
     ("prompt", "part"),
     [
         (f"{BACKGROUND}\n\n{QUESTION}", QUESTION),
         (f"{QUESTION}\n\n{BACKGROUND}", QUESTION),
+        (f"{SHORT_BACKGROUND}\n\n{QUESTION}", QUESTION),
+        (f"{QUESTION} {SHORT_BACKGROUND}", QUESTION),
         # one paragraph: the question is its sentence that asks
         (f"{BACKGROUND} {QUESTION}", QUESTION),
         # no question mark, one paragraph: the last sentence
@@ -456,6 +469,19 @@ BACKGROUND = (
         (
             f"{BACKGROUND}\n\n{QUESTION}\n\nThanks in advance, and sorry for the long mail.",
             QUESTION,
+        ),
+        # ... or said without a "?": a one-sentence paragraph between others
+        (f"{BACKGROUND}\n\n{REQUEST}\n\n{CONSTRAINTS}", REQUEST),
+        # ... or a sentence that opens as a request, mid-paragraph
+        (
+            f"{BACKGROUND} Please explain how the nightly job retries failed scanner "
+            f"uploads. {CONSTRAINTS}",
+            "Please explain how the nightly job retries failed scanner uploads.",
+        ),
+        (
+            f"{CONSTRAINTS}\n\n{BACKGROUND} I need to add jittered backoff for 429 answers. "
+            "The scanners upload every ten minutes.\n\nThe deploy is on Thursday.",
+            "I need to add jittered backoff for 429 answers.",
         ),
     ],
 )
@@ -492,6 +518,16 @@ def test_parts_that_say_nothing_are_left_out() -> None:
         assert ask_parts(f"{BACKGROUND}\n\n{QUESTION}\n\n{closing}") == [QUESTION], closing
 
 
+def test_labels_headings_and_what_must_hold_are_no_asks() -> None:
+    # between paragraphs, a label opens a paste and a heading a section: neither asks
+    for between in ("Here is what the log says:", "## What we tried", "Some context."):
+        parts = ask_parts(f"{BACKGROUND}\n\n{between}\n\n{CONSTRAINTS}")
+        assert not any(between in p for p in parts), (between, parts)
+    # "we would like to", "we need to" say what must hold as often as what to do
+    parts = ask_parts(f"We need to keep the old importer. {BACKGROUND}")
+    assert not any("old importer" in p for p in parts), parts
+
+
 def test_parts_come_from_prose_not_from_a_paste() -> None:
     assert ask_parts(SCRIPT * 2) == []
     assert ask_parts(f"{SCRIPT}\n{QUESTION}") == []  # the prose alone is short
@@ -502,6 +538,33 @@ def test_parts_come_from_prose_not_from_a_paste() -> None:
 def test_a_question_in_a_script_without_spaces_is_a_part() -> None:
     question = "为什么支付接口在重试之后仍然返回四二九错误？"
     assert question in ask_parts(f"{BACKGROUND}\n\n{question}")
+
+
+#: 156 characters of background: about 450 characters' worth of English.
+CHINESE_BACKGROUND = (
+    "我们的团队维护一个库存服务，每天晚上批处理任务会对账库存数量。上个季度我们把数据库"
+    "迁移到托管实例，并把服务放在负载均衡器后面，出现了一些会话和超时的问题。我们还计划"
+    "把报表部分拆分成独立进程，因为每月初的报表会拖慢一切。现在负责的人是两名后端开发者"
+    "和一名兼职运维工程师，他们都希望改动尽量小，并且每次改动都有测试。"
+)
+
+
+def test_a_chinese_ask_is_long_by_what_it_says() -> None:
+    background = CHINESE_BACKGROUND.split("。")[0] + "。"  # one sentence of background
+    question = "如何在不停机的情况下回滚数据库迁移？"
+    prompt = f"{background}\n\n{question}"
+    assert len(prompt) < LONG_ASK_CHARS  # by characters it would be short
+    assert ask_parts(prompt) == [question]
+    assert ask_parts(f"{CHINESE_BACKGROUND}\n\n{question}") == [question]
+
+
+def test_a_chinese_question_beside_a_paste_is_the_ask() -> None:
+    # its words are parted by full-width punctuation, not by spaces
+    question = "这个脚本在库存为零时崩溃，为什么会这样？"
+    parts = split_prompt(f"{SCRIPT}\n{question}")
+    assert parts.ask == question and "csv.DictWriter" in parts.pasted
+    parts = split_prompt(f"{question}\n{SCRIPT}\n{CHINESE_BACKGROUND}")
+    assert parts.ask == f"{question}\n{CHINESE_BACKGROUND}"
 
 
 def test_the_planner_searches_a_long_prompts_question_too(planner: HeuristicPlanner) -> None:
