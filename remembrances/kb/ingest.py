@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from ..chunking import Chunker, format_for
 from ..errors import InvalidInputError, NotFoundError
 from ..progress import Progress
+from ..store import content_hash
 from ..validation import check_name
 from .discovery import DEFAULT_MAX_BYTES, FoundFile, SkippedFile, discover, read_text, under
 from .records import AddReport, IngestReport
@@ -148,7 +149,9 @@ def ingest(
         if content.text is None:
             report.skipped.append(SkippedFile(item.relative, content.reason or "unreadable"))
             continue
-        source = _source_for(item.path, base, root, row, taken, kb, collection)
+        # what this ingest would store: a document imported from an export of it is it
+        written = ({**metadata, "path": item.relative}, content_hash(content.text))
+        source = _source_for(item.path, base, root, row, taken, kb, collection, written)
         if row is not None and row["source"] != source:
             renamed.append(row["source"])
             row = None
@@ -200,12 +203,13 @@ def _source_for(
     taken: dict[str, str],
     kb: Documents,
     collection: str,
+    written: tuple[dict[str, Any], str],
 ) -> str:
     """A document's name: its path under the collection's folder ("guide/install.md").
 
     A file already stored keeps its name, unless that name was its absolute path
-    (how earlier versions named them). A name another file holds keeps that one's
-    document; the newcomer is then named by its absolute path.
+    (how earlier versions named them). A name another file or a hand-added document
+    holds keeps that one's document; the newcomer is then named by its absolute path.
     """
     key = str(path)
     if row is not None and row["source"] != key:
@@ -219,22 +223,23 @@ def _source_for(
         return key  # another file holds the name (a file that is gone was moved here)
     if holder is None:
         stored = kb.known(collection, name)
-        if stored is not None and not _read_from(stored, {name, path.relative_to(root).as_posix()}):
+        if stored is not None and not _imported_copy(stored, *written):
             return key  # a document added by hand under that name
     taken[name] = key
     return name
 
 
-def _read_from(stored: Mapping[str, Any], relative: set[str]) -> bool:
-    """Whether a document that no file is linked to was read from a file of this name
-    by an ingest (its ``path`` metadata): imported from an export, which keeps the
-    text and metadata but not the link. The file takes it back instead of being stored
-    a second time under its absolute path."""
+def _imported_copy(stored: Mapping[str, Any], metadata: dict[str, Any], digest: str) -> bool:
+    """Whether a document no file is linked to is what this ingest would store for the
+    file: its text, and its metadata with the ``path`` an ingest writes. So it was read
+    from this file and came back through an export, which keeps the text and metadata
+    but not the link; the file takes it back instead of being stored a second time
+    under its absolute path. A document written by hand differs in one or the other."""
     try:
-        metadata = json.loads(stored.get("metadata") or "{}")
+        found = json.loads(stored.get("metadata") or "{}")
     except ValueError:
         return False
-    return isinstance(metadata, dict) and metadata.get("path") in relative
+    return stored.get("content_hash") == digest and found == metadata
 
 
 def _embedding(progress: Progress | None, files_done: int, files: int) -> Progress | None:

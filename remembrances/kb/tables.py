@@ -99,7 +99,9 @@ DOCUMENT_COLUMNS = (
     "created_at, updated_at, path"
 )
 #: What an ingest needs to know of a stored file, to skip it when it did not change.
-KNOWN_COLUMNS = "source, path, fingerprint, chunks, file_size, file_mtime_ns, settings, metadata"
+KNOWN_COLUMNS = (
+    "source, path, fingerprint, chunks, file_size, file_mtime_ns, settings, metadata, content_hash"
+)
 
 
 @dataclass(frozen=True)

@@ -383,3 +383,39 @@ def test_a_file_replaced_by_a_link_out_of_the_folder_loses_its_document(
     assert report.removed == ["plan.md"]
     assert [s.path for s in report.skipped] == ["plan.md"]
     assert kb.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("metadata", "text"),
+    [
+        ({"path": "release.md", "owner": "ana"}, "Release checklist, by hand.\n"),
+        ({"path": "release.md"}, "Release checklist, by hand.\n"),  # not the file's text
+        ({"path": ["docs", "release.md"]}, "Draft notes from the repo.\n"),  # not a string
+    ],
+)
+def test_a_hand_added_document_is_not_taken_by_a_file_of_its_name(
+    kb: KnowledgeBase, tmp_path: Path, metadata: dict[str, object], text: str
+) -> None:
+    # only a document that is what the ingest would store (the file's text, and the
+    # ingest's metadata) is taken back by the file: an imported copy of it
+    write(tmp_path / "repo" / "release.md", "Draft notes from the repo.\n")
+    kb.add(text, source="release.md", metadata=metadata)
+    kb.ingest(tmp_path / "repo")
+    kept = kb.get("release.md")
+    assert (kept.text, kept.metadata) == (text, metadata)
+    (tmp_path / "repo" / "release.md").unlink()
+    kb.ingest(tmp_path / "repo")  # the file is gone: its own document goes, not this one
+    assert kb.get("release.md").text == text
+    assert [d.source for d in kb.list()] == ["release.md"]
+
+
+def test_two_folders_files_of_one_name_keep_their_own_imported_documents(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    write(tmp_path / "a" / "README.md", "# A\n\nProject A's readme.\n")
+    write(tmp_path / "b" / "README.md", "# B\n\nProject B's readme.\n")
+    # what an import of an export leaves: documents without their files' link
+    kb.add("# A\n\nProject A's readme.\n", source="README.md", metadata={"path": "README.md"})
+    kb.ingest(tmp_path / "b")  # B's readme is not A's document
+    assert "Project A" in kb.get("README.md").text
+    assert "Project B" in kb.get(str(tmp_path / "b" / "README.md")).text
