@@ -533,3 +533,35 @@ def test_a_later_part_of_a_long_symbol_shows_whose_body_it_is(
     first_code_line = code.split("```python\n", 1)[1].splitlines()[0]
     assert first_code_line == "def build_report(records, factor) …"
     assert "zanzibar_checksum = verify_zanzibar_checksum" in code
+
+
+DEPLOY_DOC = """# Deploying the inventory service
+
+Deploys run from the `release` branch every Friday at 14:00 UTC.
+
+## Rollback
+
+To roll back, run `make rollback VERSION=<previous>` from the ops box. The rollback
+takes about four minutes and drains the queue first.
+
+## Feature flags
+
+Feature flags live in `config/flags.yaml`. Never flip `use_new_pricing` on Fridays.
+"""
+
+
+@pytest.mark.parametrize(
+    "prompt", ["how do we roll back?", "how can I roll back?", "how do I roll back"]
+)
+def test_everyday_phrasings_find_the_one_section_that_answers(tmp_path: Path, prompt: str) -> None:
+    # "how can I roll back?" reads 0.24 close to the Rollback section (the KB query
+    # "I roll back?"): a floor of 0.25 on a passage's cosine dropped the only answer
+    with remembrances.open(tmp_path / "m.db", embedder="local") as svc:
+        svc.kb.add(DEPLOY_DOC, source="deploy.md")
+        svc.kb.add("The new build server is quite fast; hmm, the old one is not retired yet.", source="notes.md")  # fmt: skip
+        text = svc.enrich_context(prompt)
+        assert "make rollback VERSION=<previous>" in section(text, "Knowledge base"), text
+        # ... while a reply whose every word a passage holds, far from it in meaning
+        # (cosine 0.05-0.14, scoring over the KB gate), still gets nothing
+        for reply in ("hmm, not quite", "not quite", "thanks, that worked!", "try again"):
+            assert svc.enrich_context(reply) == "", reply
