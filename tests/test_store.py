@@ -25,6 +25,7 @@ from remembrances import (
 )
 from remembrances.embeddings import HashEmbedder
 from remembrances.storage.schema import STORE_MIGRATIONS
+from remembrances.storage.search import QueryVectors
 from tests.conftest import FlakyEmbedder
 
 # Every test here runs on SQLite and on PostgreSQL (a real server: tests/conftest.py).
@@ -562,15 +563,30 @@ def test_a_query_searched_by_several_threads_at_once_is_embedded_once(location: 
     assert all([r.id for r in hits] == [r.id for r in found[0]] for hits in found)
 
 
-def test_a_failed_embedding_lets_a_waiting_thread_try_again(location: str) -> None:
+def test_a_failed_embedding_fails_the_threads_waiting_for_it_at_once(location: str) -> None:
+    # each waiting thread embedding again in turn made a failing embedder cost N times
+    # its timeout, and the sources behind report "timed out" instead of its error
     embedder = SlowQueries(fail_first=True)
     store = Store(location, embedder=embedder)
     fill(store)
-    with ThreadPoolExecutor(2) as pool:
+    with ThreadPoolExecutor(3) as pool:
         first = pool.submit(store.search, "busy timeout")
         time.sleep(0.05)
-        second = pool.submit(store.search, "busy timeout")
-        with pytest.raises(RuntimeError, match="hung up"):
-            first.result()
-        assert second.result()
+        waiting = [pool.submit(store.search, "busy timeout") for _ in range(2)]
+        for future in (first, *waiting):
+            with pytest.raises(RuntimeError, match="hung up"):
+                future.result()
+    assert embedder.queries == 1
+    assert store.search("busy timeout")  # the next ask tries again
+    assert embedder.queries == 2
+
+
+def test_threads_share_one_embedding_without_a_cache() -> None:
+    embedder = SlowQueries()
+    vectors = QueryVectors(size=0)
+    with ThreadPoolExecutor(3) as pool:
+        found = list(pool.map(lambda _: vectors.get(embedder, "busy timeout"), range(3)))
+    assert embedder.queries == 1
+    assert all(v is found[0] for v in found)
+    vectors.get(embedder, "busy timeout")  # nothing kept
     assert embedder.queries == 2

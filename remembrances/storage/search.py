@@ -49,13 +49,23 @@ class Reranker(Protocol):
     def rerank(self, query: str, texts: Sequence[str]) -> Sequence[float]: ...
 
 
+class _Embedding:
+    """A query being embedded by one thread, for the others that ask for it meanwhile."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.vector: Vectors | None = None
+        self.error: BaseException | None = None
+
+
 class QueryVectors:
     """Recent query vectors by (embedder, query): an agent's turn often searches
     several sources with the same words.
 
     The enricher searches its sources in parallel threads, each with the same query,
     so the first asks often come together: one thread embeds the query and the others
-    wait for its vector. Embedding it in every thread at once cost each of them the
+    wait for its vector (or its error: a failing embedder fails them all at once, not
+    one after another). Embedding it in every thread at once cost each of them the
     whole CPU's share (three threads took about 60 ms each for a prompt that takes 22
     ms alone; benchmarks/RESULTS.md, "Context enrichment").
     """
@@ -63,38 +73,43 @@ class QueryVectors:
     def __init__(self, size: int = QUERY_CACHE_SIZE) -> None:
         self.size = size
         self._vectors: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
-        self._pending: dict[tuple[str, str], threading.Event] = {}
+        self._pending: dict[tuple[str, str], _Embedding] = {}
         self._lock = threading.Lock()
 
     def get(self, embedder: Embedder, query: str) -> Vectors:
         key = (embedder.name, query)
-        while True:
-            with self._lock:
-                cached = self._vectors.get(key)
-                if cached is not None:
-                    self._vectors.move_to_end(key)
-                    return cached
-                pending = self._pending.get(key)
-                if pending is None:
-                    done = self._pending[key] = threading.Event()
-                    break
-            # Another thread is embedding it: take its vector, or (if it failed)
-            # embed it here and raise the error for this caller too.
-            pending.wait()
+        with self._lock:
+            cached = self._vectors.get(key)
+            if cached is not None:
+                self._vectors.move_to_end(key)
+                return cached
+            pending = self._pending.get(key)
+            if pending is None:
+                mine = self._pending[key] = _Embedding()
+        if pending is not None:
+            pending.done.wait()
+            if pending.error is not None:
+                raise pending.error
+            assert pending.vector is not None
+            return pending.vector
         try:
             vector = as_vector(
                 embedder.embed_query(query), dim=embedder.dim, who=f"embedder {embedder.name!r}"
             )
             vector.setflags(write=False)
-            with self._lock:
-                self._vectors[key] = vector
-                if len(self._vectors) > self.size:
-                    self._vectors.popitem(last=False)
-            return vector
+            mine.vector = vector
+        except BaseException as exc:
+            mine.error = exc
+            raise
         finally:
             with self._lock:
                 del self._pending[key]
-            done.set()
+                if mine.vector is not None and self.size > 0:
+                    self._vectors[key] = mine.vector
+                    if len(self._vectors) > self.size:
+                        self._vectors.popitem(last=False)
+            mine.done.set()
+        return vector
 
 
 @dataclass(frozen=True)
