@@ -141,6 +141,18 @@ def _seconds(seconds: float, what: str) -> timedelta:
         raise InvalidInputError(f"{what} is too long") from exc
 
 
+def _end_of_day(date: str) -> datetime:
+    """The last microsecond before the next day's local midnight, in UTC: a day whose
+    clocks go back keeps its repeated hour; the last days datetime can hold end with
+    the latest time an event may have."""
+    latest = from_micros(_MAX_US)
+    try:
+        end = (datetime.fromisoformat(date) + _DAY).astimezone(UTC) - _MICROSECOND
+    except (OverflowError, OSError, ValueError):
+        return latest
+    return min(end, latest)
+
+
 def window(
     since: Any = None, until: Any = None, last: Any = None, *, now: datetime | None = None
 ) -> tuple[datetime | None, datetime | None]:
@@ -153,7 +165,7 @@ def window(
     start = None if since is None else to_utc(since, "since")
     end = None if until is None else to_utc(until, "until")
     if end is not None and isinstance(until, str) and _DATE_ONLY.fullmatch(until.strip()):
-        end = to_utc(datetime.fromisoformat(until.strip()) + _DAY - _MICROSECOND, "until")
+        end = _end_of_day(until.strip())
     if last is not None:
         try:
             recent = (now or now_utc()) - parse_duration(last, "last")

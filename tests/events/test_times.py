@@ -30,6 +30,17 @@ def new_york(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     time.tzset()
 
 
+@pytest.fixture
+def sao_paulo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Local time is America/Sao_Paulo: on 2018-02-17 its clocks went back at midnight,
+    so 23:00-23:59 of that day happened twice."""
+    monkeypatch.setenv("TZ", "America/Sao_Paulo")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -121,3 +132,18 @@ def test_an_until_written_as_a_date_ends_with_that_day() -> None:
     # a time given is the time meant
     assert window(until="2026-11-25T00:00:00Z")[1] == datetime(2026, 11, 25, tzinfo=UTC)
     assert window(until="2026-11-25T00:00")[1] == datetime(2026, 11, 25).astimezone(UTC)
+
+
+def test_a_dates_end_keeps_an_hour_said_twice(sao_paulo: None) -> None:
+    start, end = window(since="2018-02-17", until="2018-02-17")
+    second_pass = datetime(2018, 2, 18, 2, 30, tzinfo=UTC)  # 23:30 local, the second time
+    assert start is not None and end is not None and start <= second_pass <= end
+    assert end == datetime(2018, 2, 18, 2, 59, 59, 999999, tzinfo=UTC)
+
+
+def test_the_last_dates_end_with_the_latest_time_an_event_may_have() -> None:
+    # the day after 9999-12-31 cannot be written; it was an OverflowError (an HTTP 500)
+    for day in ("9999-12-31", "9999-12-30", "99991231"):
+        _, end = window(until=day)
+        assert end is not None and end.year == 9999
+        to_micros(end)  # in range: a search with it runs
