@@ -305,12 +305,17 @@ _OPENING_WORDS = frozenset(
         "glad",
     ]
 )
-#: A closing formula starts so: "Thanks in advance, and sorry for the long mail."
+#: A greeting or a closing formula starts so: "Thanks in advance, and sorry for the long
+#: mail.", "谢谢你的帮助", "よろしくお願いします".
 _SIGN_OFF = re.compile(
-    r"^(?:thanks|thank\s+you|many\s+thanks|thx|cheers|regards|best|kind\s+regards|"
-    r"much\s+appreciated|any\s+help|hope\s+(?:this|that|it)|sorry\s+for)\b",
+    r"^(?:(?:thanks|thank\s+you|many\s+thanks|thx|cheers|regards|best|kind\s+regards|"
+    r"much\s+appreciated|any\s+help|hope\s+(?:this|that|it)|sorry\s+for|hi|hello|hey|"
+    r"good\s+(?:morning|afternoon|evening))\b"
+    r"|谢谢|多谢|感谢|辛苦|你好|您好|ありがとう|よろしく|こんにちは|おはよう|お疲れ|감사|고맙|안녕)",
     re.IGNORECASE,
 )
+#: A Markdown heading, a bold line standing for one, or a list item.
+_HEADING = re.compile(r"^(?:#|\*\*[^*]+\*\*:?$|__[^_]+__:?$|[-*•][ \t]|\d{1,2}[.)][ \t])")
 #: Ideographs and syllables of scripts written without spaces: two count as a word.
 _IDEOGRAPH = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _FULL_WIDTH_PUNCTUATION = re.compile(r"[\u3000-\u3003\u3008-\u3011\uff01-\uff0f\uff1a-\uff20]")
@@ -336,6 +341,8 @@ _OPENING_NOTHING = _ASKING_NOTHING | _OPENING_WORDS
 _PARAGRAPH_BREAK = re.compile(r"\r?\n[ \t\r]*\n")
 #: A sentence ends at ".", "!" or "?" after a word ("escape with .. or" goes on).
 _SENTENCE_END = re.compile(r"(?<=[\w)\"'`][.!?])\s+|(?<=[？。！])\s*")
+#: A question with fewer content words than this is searched with the sentence before it.
+QUESTION_WORDS = 4
 #: In one paragraph, its last sentences up to this long are a part (a question is
 #: often two: "The load blows up on extra keys. Can I drop them?").
 LAST_SENTENCES_CHARS = 200
@@ -397,13 +404,19 @@ def split_prompt(
 
 
 def ask_parts(ask: str) -> list[str]:
-    """Parts of a long ask to search on their own: its questions (the sentences
-    ending in "?", those that open as a request: "Please ...", "I need to ...", and
-    a one-sentence paragraph between others), and its last and first paragraphs (in
-    one paragraph, its last sentence, and its last sentences up to
-    ``LAST_SENTENCES_CHARS``), read from its prose lines (not from code or a log it
-    pastes); [] when that prose is under ``LONG_ASK_CHARS`` (:func:`ask_length`). A
-    part that says nothing on its own ("Thanks a lot!", "Some context first.") or is
+    """Parts of a long ask to search on their own, read from its prose lines (not from
+    code or a log it pastes); [] when that prose is under ``LONG_ASK_CHARS``
+    (:func:`ask_length`). What the ask asks, as it says so most plainly:
+
+    - its questions, the sentences ending in "?" (one that says little, "Can I drop
+      them?", with the sentence before it);
+    - else its requests: "Please ...", "Can you ...", "I need to ...";
+    - else its one-sentence paragraphs between others (not labels, headings or list
+      items), and its last and first paragraphs (the first only without such a
+      paragraph; in one paragraph, its last sentence, and its last sentences up to
+      ``LAST_SENTENCES_CHARS``).
+
+    A part that says nothing on its own ("Thanks a lot!", "Some context first.") or is
     most of the ask is left out.
 
     Searched as one query, a paragraph of background outweighs a one-line question
@@ -426,38 +439,66 @@ def ask_parts(ask: str) -> list[str]:
     paragraphs = [p.strip() for p in _PARAGRAPH_BREAK.split(prose) if p.strip()]
     said = [[s for s in _SENTENCE_END.split(p) if s.strip()] for p in paragraphs]
     sentences = [s for ss in said for s in ss]
-    # A one-sentence paragraph among others is set apart as an ask is ("We run ...
-    # [background]", "Add retries to the webhook handler.", "It has to run on 3.9.").
-    # Not a label ("Here is the log:") nor a heading, which open what follows.
-    alone = {
+    # What the ask asks, in the order it says so best: its questions, else its
+    # requests; only without either are its one-sentence paragraphs between others and
+    # its ends searched. In a short prompt the first paragraph is often an aside ("Sorry,
+    # my manager pulled me into a meeting."), which searched alone brought context to a
+    # prompt that asked about something else.
+    asked = [
+        _with_lead(ss, at)
+        for ss in said
+        for at, sentence in enumerate(ss)
+        if sentence.rstrip().endswith(("?", "？"))
+    ]
+    requested = [s for s in sentences if _REQUEST_OPENING.match(s) and _says(s)]
+    for said_so in (asked, requested):
+        part = _part(" ".join(said_so), whole)
+        if part:
+            return [part]
+    # Not a label ("Here is the log:"), a heading or a list item: they open what follows.
+    alone = " ".join(
         ss[0]
         for ss in said[1:-1]
         if len(ss) == 1
         and len(ss[0]) <= LAST_SENTENCES_CHARS
         and not ss[0].rstrip().endswith(":")
-        and not ss[0].startswith("#")
-    }
-    questions = " ".join(
-        s
-        for s in sentences
-        if s.rstrip().endswith(("?", "？"))
-        or ((s in alone or _REQUEST_OPENING.match(s)) and _says(s))
+        and not _HEADING.match(ss[0])
+        and _says(ss[0])
     )
     # A paragraph's first sentence often only opens it ("Some background first."); a
-    # first paragraph may be the question, before the background that explains it.
+    # first paragraph may be the question, before the background that explains it,
+    # unless a paragraph of one sentence after it asks ("My laptop is brand new.",
+    # "Translate 'good morning' into Italian.", "Thanks!").
     if len(paragraphs) > 1:
-        ends = [paragraphs[-1], paragraphs[0]]
+        ends = [paragraphs[-1]] if _part(alone, whole) else [paragraphs[-1], paragraphs[0]]
     else:
         last = len(sentences) - 1
         while last > 0 and len(" ".join(sentences[last - 1 :])) <= LAST_SENTENCES_CHARS:
             last -= 1
         ends = [sentences[-1], " ".join(sentences[last:])]
     parts: list[str] = []
-    for part in (questions, *ends):
-        part = " ".join(part.split())
-        if part not in parts and len(part) <= MAX_PART_SHARE * len(whole) and _says(part):
+    for candidate in (alone, *ends):
+        part = _part(candidate, whole)
+        if part and part not in parts:
             parts.append(part)
     return parts[:MAX_PARTS]
+
+
+def _with_lead(sentences: Sequence[str], at: int) -> str:
+    """A question with the sentence before it when it says little on its own ("The
+    load blows up on extra keys. Can I drop them?"), and the two are short enough."""
+    question = sentences[at]
+    if at == 0 or len(_content_words(question, _OPENING_NOTHING)) >= QUESTION_WORDS:
+        return question
+    led = f"{sentences[at - 1]} {question}"
+    return led if len(led) <= LAST_SENTENCES_CHARS else question
+
+
+def _part(text: str, whole: str) -> str:
+    """``text`` as a part of the ask ``whole``, or "" if it says nothing on its own or
+    is most of the ask (searching it is searching the ask again)."""
+    part = " ".join(text.split())
+    return part if len(part) <= MAX_PART_SHARE * len(whole) and _says(part) else ""
 
 
 def ask_length(text: str) -> int:

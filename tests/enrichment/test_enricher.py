@@ -164,6 +164,13 @@ def test_an_unrelated_question_beside_background_gives_an_empty_string(
 ) -> None:
     assert service.enrich_context(f"{BACKGROUND}\n\nwhat's the capital of Australia?") == ""
     assert service.enrich_context(f"{SHORT_BACKGROUND} What's the capital of Australia?") == ""
+    for aside in (
+        "Sorry, my manager pulled me into a planning meeting all morning.",
+        "I'm taking two days of leave at the end of the month.",
+        "My laptop is brand new and I'm still setting it up.",
+    ):
+        prompt = f"{aside}\n\nCan you recommend a good science fiction novel?\n\nThanks!"
+        assert service.enrich_context(prompt) == "", prompt
 
 
 @pytest.mark.parametrize(

@@ -528,6 +528,55 @@ def test_labels_headings_and_what_must_hold_are_no_asks() -> None:
     assert not any("old importer" in p for p in parts), parts
 
 
+@pytest.mark.parametrize(
+    ("prompt", "parts"),
+    [
+        # an aside before a question is no part: searched alone it found context
+        # (a planning meeting, the vacation policy) for a prompt about a novel
+        (
+            "Sorry, my manager pulled me into a planning meeting all morning.\n\n"
+            "Can you recommend a good science fiction novel?",
+            ["Can you recommend a good science fiction novel?"],
+        ),
+        (
+            "Hi!\n\nI'm taking two days of leave at the end of the month.\n\n"
+            "Can you recommend a good science fiction novel?\n\nBest, Ana",
+            ["Can you recommend a good science fiction novel?"],
+        ),
+        # without a question or a request, a paragraph of one sentence between others,
+        # not the aside before it
+        (
+            "My laptop is brand new and I'm still setting it up.\n\n"
+            "Translate 'good morning' into Italian for me.\n\nThanks a lot!",
+            ["Translate 'good morning' into Italian for me."],
+        ),
+        # a request is the part when nothing asks with a "?"
+        (
+            f"{SHORT_BACKGROUND} Please explain how the nightly job retries uploads.",
+            ["Please explain how the nightly job retries uploads."],
+        ),
+        # a question is searched apart from a request beside it
+        (
+            "I need to set up my new laptop tonight. Anyway, who won the football world "
+            "cup in 1998? We're arguing about it at lunch.",
+            ["Anyway, who won the football world cup in 1998?"],
+        ),
+        # greetings and thanks in any script are no parts
+        (
+            "こんにちは！\n\nよろしくお願いします。\n\n東京で美味しいラーメン屋さんを教えてください。",
+            ["東京で美味しいラーメン屋さんを教えてください。"],
+        ),
+        # a bold heading or a list item between paragraphs is no ask
+        (
+            f"{BACKGROUND}\n\n**Background on the billing service**\n\n- the scanners\n\n{REQUEST}",
+            [REQUEST],
+        ),
+    ],
+)
+def test_what_asks_is_the_part_and_asides_are_not(prompt: str, parts: list[str]) -> None:
+    assert ask_parts(prompt) == parts
+
+
 def test_parts_come_from_prose_not_from_a_paste() -> None:
     assert ask_parts(SCRIPT * 2) == []
     assert ask_parts(f"{SCRIPT}\n{QUESTION}") == []  # the prose alone is short
