@@ -305,13 +305,19 @@ _OPENING_WORDS = frozenset(
         "glad",
     ]
 )
-#: A greeting or a closing formula starts so: "Thanks in advance, and sorry for the long
-#: mail.", "谢谢你的帮助", "よろしくお願いします".
+#: A closing formula starts so: "Thanks in advance, and sorry for the long mail.",
+#: "谢谢你的帮助", "よろしくお願いします".
 _SIGN_OFF = re.compile(
     r"^(?:(?:thanks|thank\s+you|many\s+thanks|thx|cheers|regards|best|kind\s+regards|"
-    r"much\s+appreciated|any\s+help|hope\s+(?:this|that|it)|sorry\s+for|hi|hello|hey|"
-    r"good\s+(?:morning|afternoon|evening))\b"
-    r"|谢谢|多谢|感谢|辛苦|你好|您好|ありがとう|よろしく|こんにちは|おはよう|お疲れ|감사|고맙|안녕)",
+    r"much\s+appreciated|any\s+help|hope\s+(?:this|that|it)|sorry\s+for)\b"
+    r"|谢谢|多谢|感谢|辛苦|ありがとう|よろしく|お疲れ|감사|고맙)",
+    re.IGNORECASE,
+)
+#: A greeting says nothing, but a question may follow it in the same sentence ("Hi,
+#: how do I roll back?", "你好，请问..."): it is read past, not a reason to drop the part.
+_GREETING = re.compile(
+    r"^(?:(?:hi|hello|hey)(?:\s+there)?\b|good\s+(?:morning|afternoon|evening)\b"
+    r"|你好|您好|こんにちは|こんばんは|おはよう(?:ございます)?|안녕하세요)[\s,.!！，。、]*",
     re.IGNORECASE,
 )
 #: A Markdown heading, a bold line standing for one, or a list item.
@@ -509,7 +515,9 @@ def ask_length(text: str) -> int:
 
 def _says(part: str) -> bool:
     """Whether a part says what to look for: two words that are not asking, stop,
-    opening or closing words (or four ideographs), and no closing formula first."""
+    opening or closing words (or four ideographs) after any greeting, and no closing
+    formula first."""
+    part = _GREETING.sub("", part, count=1)
     if _SIGN_OFF.match(part):
         return False
     content = _content_words(part, _OPENING_NOTHING)

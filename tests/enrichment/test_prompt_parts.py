@@ -436,6 +436,15 @@ BACKGROUND = (
 )
 
 
+#: 156 characters of background: about 450 characters' worth of English.
+CHINESE_BACKGROUND = (
+    "我们的团队维护一个库存服务，每天晚上批处理任务会对账库存数量。上个季度我们把数据库"
+    "迁移到托管实例，并把服务放在负载均衡器后面，出现了一些会话和超时的问题。我们还计划"
+    "把报表部分拆分成独立进程，因为每月初的报表会拖慢一切。现在负责的人是两名后端开发者"
+    "和一名兼职运维工程师，他们都希望改动尽量小，并且每次改动都有测试。"
+)
+
+
 #: One sentence of background: a question beside it is searched on its own too.
 SHORT_BACKGROUND = "Quick context: I joined the team last week and I'm still finding my way around."
 
@@ -561,6 +570,15 @@ def test_labels_headings_and_what_must_hold_are_no_asks() -> None:
             "cup in 1998? We're arguing about it at lunch.",
             ["Anyway, who won the football world cup in 1998?"],
         ),
+        # a greeting before a question in its sentence is read past
+        (
+            f"{SHORT_BACKGROUND}\n\nHi, how do I roll back a database migration?",
+            ["Hi, how do I roll back a database migration?"],
+        ),
+        (
+            f"{CHINESE_BACKGROUND}\n\n你好，请问如何在不停机的情况下回滚数据库迁移？",
+            ["你好，请问如何在不停机的情况下回滚数据库迁移？"],
+        ),
         # greetings and thanks in any script are no parts
         (
             "こんにちは！\n\nよろしくお願いします。\n\n東京で美味しいラーメン屋さんを教えてください。",
@@ -587,15 +605,6 @@ def test_parts_come_from_prose_not_from_a_paste() -> None:
 def test_a_question_in_a_script_without_spaces_is_a_part() -> None:
     question = "为什么支付接口在重试之后仍然返回四二九错误？"
     assert question in ask_parts(f"{BACKGROUND}\n\n{question}")
-
-
-#: 156 characters of background: about 450 characters' worth of English.
-CHINESE_BACKGROUND = (
-    "我们的团队维护一个库存服务，每天晚上批处理任务会对账库存数量。上个季度我们把数据库"
-    "迁移到托管实例，并把服务放在负载均衡器后面，出现了一些会话和超时的问题。我们还计划"
-    "把报表部分拆分成独立进程，因为每月初的报表会拖慢一切。现在负责的人是两名后端开发者"
-    "和一名兼职运维工程师，他们都希望改动尽量小，并且每次改动都有测试。"
-)
 
 
 def test_a_chinese_ask_is_long_by_what_it_says() -> None:
