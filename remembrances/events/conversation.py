@@ -5,9 +5,10 @@ Frameworks hand a memory their messages in a few shapes: ``{"role", "content"}``
 content blocks (``{"type": "text", "text": ...}``), and transcripts that name
 who spoke (``{"speaker", "text"}``). Everything is checked here, before anything
 is embedded or written, so one bad message refuses the whole call with a message
-that says which one and why. A message that says nothing (a tool call, a tool's
-result, an assistant turn that only calls tools) is left out, not refused: an agent
-logs its transcript as its framework holds it.
+that says which one and why. A message that says nothing to remember (a tool call, a
+tool's result, an assistant turn that only calls tools, the system or developer
+instructions) is left out, not refused: an agent logs its transcript as its
+framework holds it.
 """
 
 from __future__ import annotations
@@ -35,8 +36,10 @@ FRAMEWORK_KEYS = frozenset(
     {"tool_calls", "tool_call_id", "function_call", "refusal", "audio", "annotations"}
     | {"id", "type"}
 )
-#: Roles whose messages are a tool's output, not something said.
-TOOL_ROLES = frozenset({"tool", "function"})
+#: Roles whose messages are not something said in the conversation: a tool's output,
+#: and the instructions a framework puts first (a system prompt, often with the time
+#: in it, is no memory, and came back in every block that recalled the session).
+TOOL_ROLES = frozenset({"tool", "function", "system", "developer"})
 TIME_KEYS = ("at", "time", "timestamp")
 
 
@@ -50,6 +53,8 @@ class Turn:
     at: datetime | None
     metadata: dict[str, Any]
     caption: str | None
+    #: Its place in the messages given, which count what is left out (errors name it).
+    index: int = 0
 
     @property
     def key(self) -> tuple[str, str]:
@@ -179,6 +184,7 @@ def read_message(message: Any, index: int) -> Turn | None:
         at=at,
         metadata=check_metadata(message.get("metadata"), f"{what} metadata"),
         caption=caption,
+        index=index,
     )
 
 
@@ -238,7 +244,27 @@ def new_turns(
     if stored and given and given[0].is_stored_as(stored[0]):
         differs = next(i for i in range(shared) if not given[i].is_stored_as(stored[i]))
         raise InvalidInputError(
-            f"message {differs} differs from turn {differs} already stored for this session; "
+            f"message {given[differs].index} differs from turn {differs} already stored for "
+            "this session; "
             "stored turns are not rewritten (log an edited conversation as a new session)"
         )
-    return list(given)
+    return list(given[_after_the_stored(stored, given) :])
+
+
+def _after_the_stored(stored: Sequence[StoredTurn], given: Sequence[Turn]) -> int:
+    """Where the new turns start in a transcript whose first message is not the first
+    stored turn but which goes on as the stored turns end: a client that compacts its
+    history into a summary, or rewrites its first message, and sends everything after
+    it as it was. Every message after the first, up to the last stored turn, must be the
+    stored turns' tail; else the transcript is all new (0)."""
+    if not stored:
+        return 0
+    for end in range(len(given) - 1, 0, -1):  # the last stored turn, latest place first
+        if not given[end].is_stored_as(stored[-1]):
+            continue
+        tail = given[1 : end + 1]
+        if 2 <= len(tail) <= len(stored) and all(
+            t.is_stored_as(s) for t, s in zip(tail, stored[-len(tail) :], strict=True)
+        ):
+            return end + 1
+    return 0

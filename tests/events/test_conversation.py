@@ -16,7 +16,7 @@ from tests.conftest import FlakyEmbedder
 MORNING = datetime(2026, 5, 8, 9, 0, tzinfo=UTC)
 
 OPENAI = [
-    {"role": "system", "content": "You are a helpful assistant."},
+    {"role": "assistant", "content": "Hello! How was your week?"},
     {"role": "user", "content": "I signed up for a pottery class on Tuesdays."},
     {"role": "assistant", "content": "Nice! What are you making first?"},
     {"role": "user", "content": "A plate, glazed blue.", "name": "mel"},
@@ -54,8 +54,8 @@ def test_openai_messages_round_trip(events: EventLog) -> None:
     turns = events.turns("s1")
     assert turns == logged.added
     assert [t.position for t in turns] == [0, 1, 2, 3]
-    assert [t.role for t in turns] == ["system", "user", "assistant", "user"]
-    assert [t.subject for t in turns] == ["system", "user", "assistant", "mel"]
+    assert [t.role for t in turns] == ["assistant", "user", "assistant", "user"]
+    assert [t.subject for t in turns] == ["assistant", "user", "assistant", "mel"]
     assert [t.content for t in turns] == [m["content"] for m in OPENAI]
     assert all(t.occurred_at == MORNING and t.user == "mel" for t in turns)
     data = turns[3].to_dict()
@@ -128,6 +128,58 @@ def test_a_whole_transcript_after_pruning_or_deleting_adds_only_new_turns(
     )
     assert [t.position for t in again.added] == [5]
     assert [t.position for t in events.turns("s1")] == [2, 4, 5]
+
+
+def test_system_and_developer_messages_are_left_out(events: EventLog) -> None:
+    # the instructions are no memory: a system prompt came back in every recall of the
+    # session, and one with the time in it made each re-sent transcript look new
+    for minute in range(3):
+        instructions = [
+            {"role": "system", "content": f"You are DevHelper. Current time: 10:0{minute}."},
+            {"role": "developer", "content": "Answer concisely."},
+        ]
+        logged = events.log_conversation([*instructions, *OPENAI[1 : 2 + minute]], session="s1")
+        assert len(logged.added) == 1, minute
+    assert [t.content for t in events.turns("s1")] == [m["content"] for m in OPENAI[1:4]]
+    # an edit is named by its place in the messages given, the instructions counted
+    edited = [{"role": "system", "content": "Be brief."}, *OPENAI[1:3]]
+    edited[2] = {"role": "assistant", "content": "Something else entirely."}
+    with pytest.raises(InvalidInputError, match="message 2 differs from turn 1"):
+        events.log_conversation(edited, session="s1")
+
+
+def test_a_compacted_history_adds_only_what_follows_the_stored_turns(events: EventLog) -> None:
+    # a client that replaces its early turns with a summary, or rewrites its first
+    # message, and sends the rest as it was: each earlier turn was stored again
+    said = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"step {i}"} for i in range(6)
+    ]
+    events.log_conversation(said, session="s1")
+    summary = {"role": "user", "content": "[Summary of the earlier conversation: steps 0-2.]"}
+    logged = events.log_conversation(
+        [summary, *said[3:], {"role": "user", "content": "step 6"}], session="s1"
+    )
+    assert [t.content for t in logged.added] == ["step 6"]
+    step_6 = {"role": "user", "content": "step 6"}
+    changed_first = [
+        {"role": "user", "content": "step 0 "},
+        *said[1:],
+        step_6,
+        {"role": "assistant", "content": "step 7"},
+    ]
+    assert [t.content for t in events.log_conversation(changed_first, session="s1").added] == [
+        "step 7"
+    ]
+    assert events.count(session="s1") == 8
+    # new messages that repeat one stored turn by chance are all new
+    assert (
+        len(
+            events.log_conversation(
+                [{"role": "user", "content": "hi"}, said[5]], session="s1"
+            ).added
+        )
+        == 2
+    )
 
 
 def test_a_rewritten_history_is_refused(events: EventLog) -> None:
