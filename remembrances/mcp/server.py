@@ -289,7 +289,11 @@ def build_server(
         message = (
             f"session {logged.session}: {len(logged.added)} turn(s) added, "
             f"{logged.already_stored} already stored"
-            + (f", {logged.skipped} without text left out" if logged.skipped else "")
+            + (
+                f", {logged.skipped} left out (tool calls and results, instructions)"
+                if logged.skipped
+                else ""
+            )
         )
         return _result(message, logged.to_dict())
 
