@@ -60,13 +60,21 @@ def _time(value: Any) -> str:
 @click.argument("content")
 @click.option("--subject", default="", help="What it is about.")
 @click.option("--at", default=None, help="When it happened (ISO 8601) [default: now].")
+@click.option("--user", default=None, help="Whose memory it is (searches scoped to them find it).")
 @meta_option
 @json_option
 @pass_state
-def log(state: State, content: str, subject: str, at: str | None, meta: tuple[str, ...]) -> None:
+def log(
+    state: State,
+    content: str,
+    subject: str,
+    at: str | None,
+    user: str | None,
+    meta: tuple[str, ...],
+) -> None:
     """Record an event (the same subject, content and time are stored once)."""
     event = state.service(create=True).events.log(
-        content, subject=subject, at=at, metadata=parse_metadata(meta)
+        content, subject=subject, at=at, metadata=parse_metadata(meta), user=user
     )
     data = record(event)
     state.out.emit(data, _table(state, [data], title="logged"))

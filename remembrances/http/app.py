@@ -314,7 +314,9 @@ def build_app(
     def events_log(req: m.EventRequest) -> Any:
         """Record an event (the same subject, content and time are stored once)."""
         return record(
-            svc.events.log(req.content, subject=req.subject, at=req.at, metadata=req.metadata)
+            svc.events.log(
+                req.content, subject=req.subject, at=req.at, metadata=req.metadata, user=req.user
+            )
         )
 
     @v1.get("/events", tags=["events"])

@@ -172,8 +172,9 @@ class _Events:
         self._c = client
 
     def log(self, content: str, *, subject: str = "", at: str | None = None,
-            metadata: Mapping[str, Any] | None = None) -> Any:  # fmt: skip
-        body = {"content": content, "subject": subject, "at": at, "metadata": metadata}
+            metadata: Mapping[str, Any] | None = None, user: str | None = None) -> Any:  # fmt: skip
+        body = {"content": content, "subject": subject, "at": at, "metadata": metadata,
+                "user": user}  # fmt: skip
         return self._c.call("POST", "/v1/events", body)
 
     def search(self, query: str | None = None, **options: Any) -> Any:

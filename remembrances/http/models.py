@@ -89,6 +89,9 @@ class EventRequest(Body):
     subject: str = ""
     at: str | None = Field(None, description="When it happened (ISO 8601); default now.")
     metadata: dict[str, Any] | None = None
+    user: str | None = Field(
+        None, description="Whose memory it is: a search or enrich scoped to that user finds it."
+    )
 
 
 class EventSearchRequest(Body):

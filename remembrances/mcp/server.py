@@ -262,9 +262,17 @@ def build_server(
             str | None, Field(description="When it happened (ISO 8601); default now.")
         ] = None,
         metadata: dict[str, Any] | None = None,
+        user: Annotated[
+            str | None,
+            Field(
+                description="Whose memory it is: a search or enrich scoped to that user finds it."
+            ),
+        ] = None,
     ) -> CallToolResult:
         """Record an event in the temporal log (identical events are stored once)."""
-        return _summary(svc.events.log(content, subject=subject, at=at, metadata=metadata))
+        return _summary(
+            svc.events.log(content, subject=subject, at=at, metadata=metadata, user=user)
+        )
 
     @tool(WRITE)
     def events_log_conversation(

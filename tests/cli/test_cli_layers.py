@@ -139,6 +139,14 @@ def test_kb_watch_once_syncs_the_directory(run: Run, notes: Path) -> None:
 # -- events ------------------------------------------------------------------------------
 
 
+def test_an_event_logged_for_a_user_is_found_in_their_scope(run: Run) -> None:
+    as_json(run("events", "log", "Bob is on call next week", "--json"))
+    mine = as_json(run("events", "log", "Ana is on call this week", "--user", "ana", "--json"))
+    assert mine["user"] == "ana"
+    listed = as_json(run("events", "list", "--user", "ana", "--json"))
+    assert [e["content"] for e in listed] == ["Ana is on call this week"]
+
+
 def test_events_log_search_list_subjects_rm_prune(run: Run) -> None:
     old = as_json(
         run("events", "log", "Moved the CI to new runners", "--subject", "ci",

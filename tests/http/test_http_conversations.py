@@ -127,6 +127,13 @@ def test_log_a_conversation_then_search_it_scoped_with_its_turns(serve: ServerFa
         listed = http.get("/v1/events", params={"session": "chat", "limit": 10}).json()
         assert sorted(e["position"] for e in listed) == [0, 1, 2, 3]
         assert http.get("/v1/events", params={"user": "bob"}).json() == []
+        # a plain event can be a user's too: a search scoped to them finds it
+        noted = http.post(
+            "/v1/events", json={"content": "Alice is allergic to cats.", "user": "alice"}
+        )
+        assert noted.status_code == 200 and noted.json()["user"] == "alice"
+        mine = http.post("/v1/events/search", json={"query": "allergic", "user": "alice"}).json()
+        assert [h["content"] for h in mine][:1] == ["Alice is allergic to cats."]
 
 
 @pytest.mark.parametrize(

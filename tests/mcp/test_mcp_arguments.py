@@ -76,6 +76,13 @@ def test_kinds_is_an_enum_in_the_schema_and_the_plural_works(drive: Drive) -> No
         plural = await call(session, "memory_search", query="payment", kinds=["events"])
         assert not plural.is_error
         assert [h["kind"] for h in plural.structured_content["results"]] == ["event"]
+        # a fact saved for a user comes back in a search scoped to that user
+        saved = await call(session, "events_log", content="Ana is allergic to peanuts.", user="ana")
+        assert not saved.is_error, text_of(saved)
+        scoped = await call(session, "events_search", query="allergic", user="ana")
+        assert [h["content"] for h in scoped.structured_content["results"]] == [
+            "Ana is allergic to peanuts."
+        ]
 
     drive(scenario)
 
