@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..formatting import code_label
+from .heuristic import HeuristicPlanner
 from .plan import EnrichmentPlan
 
 if TYPE_CHECKING:
@@ -327,17 +328,31 @@ def latest_conversation(
     ``session`` given, else the latest; the newest events when no conversation was
     logged. "Where did we leave off?" is asked as a conversation starts: a session of
     fewer than two turns is recapped by the user's previous one (when ``user`` is
-    given: a session alone does not say whose other conversations to look at)."""
+    given: a session alone does not say whose other conversations to look at). A chat
+    that holds nothing but such a question (a client logs its transcript before it
+    asks; or a chat opened with it and left) is never the one recapped."""
+    sessions = service.events.sessions(user=user)
+    held = [s for s in sessions if not _only_asks_for_a_recap(service, s, sessions[s], user)]
     if session is None:
-        session = next(iter(service.events.sessions(user=user)), None)
+        session = next(iter(held), next(iter(sessions), None))
         return service.events.list(session=session, user=user, limit=limit)
     turns = service.events.list(session=session, user=user, limit=limit)
     if len(turns) >= 2 or user is None:
         return turns
-    previous = next((s for s in service.events.sessions(user=user) if s != session), None)
+    previous = next((s for s in held if s != session), None)
     if previous is None:
         return turns
     return service.events.list(session=previous, user=user, limit=limit)
+
+
+def _only_asks_for_a_recap(
+    service: RemembrancesService, session: str, turns: int, user: str | None
+) -> bool:
+    if turns > 1:
+        return False
+    said = service.events.list(session=session, user=user, limit=1)
+    # read as the planner reads a prompt: the question the chat was opened with
+    return bool(said) and HeuristicPlanner().plan(said[0].content).events_recap
 
 
 def _newest_favoured(hits: list[Event]) -> list[Event]:

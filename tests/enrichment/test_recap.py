@@ -152,6 +152,23 @@ def test_a_conversation_that_just_started_recaps_the_users_previous_one(
     assert "Rotate backups" not in alone
 
 
+def test_chats_opened_with_the_question_and_left_are_never_the_one_recapped(
+    memory: RemembrancesService,
+) -> None:
+    """A client logs its transcript before it asks: a new chat holds the question (and
+    its system prompt, which is left out), an abandoned one held only the question."""
+    opened = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "where did we leave off?"},
+    ]
+    for session in ("a3", "a4"):  # a3 opened and left, a4 just opened
+        memory.events.log_conversation(opened, session=session, user="alice")
+        for scope in ({"session": session}, {}):  # in the new chat, or by user alone
+            block = memory.enrich_context("where did we leave off?", user="alice", **scope)
+            assert "Rotate backups older than 14 days." in block, (session, scope, block)
+            assert "You are a helpful assistant" not in block
+
+
 def test_a_long_conversation_is_recapped_by_its_last_turns(location: str) -> None:
     chat = [{"role": "user", "content": f"step number {i} of the migration"} for i in range(40)]
     with remembrances.open(location, embedder="hash:64") as svc:
