@@ -303,7 +303,7 @@ def build_server(
                 else ""
             )
         )
-        return _result(message, logged.to_dict())
+        return _result(message, render.plain(logged))
 
     @tool(READ)
     def events_search(

@@ -50,7 +50,7 @@ def origin(data: Mapping[str, Any]) -> str:
 
 def hits(items: Iterable[Any], *, empty: str = "No results.") -> tuple[str, list[Any]]:
     """Numbered hits with score, origin and text; and the structured list."""
-    data = [_event_hit(plain(i)) for i in items]
+    data = [_code_hit(_event_hit(plain(i))) for i in items]
     if not data:
         return empty, []
     lines = []
@@ -68,9 +68,6 @@ def hits(items: Iterable[Any], *, empty: str = "No results.") -> tuple[str, list
         lines.append(head)
         for turn in hit.get("before") or [] if isinstance(hit, Mapping) else []:
             lines.append(f"   ↑ {turn.get('subject')}: {_short(turn.get('content'))}")
-        offset = field(hit, "code_offset") if isinstance(hit, Mapping) else None
-        if body and "code" not in hit and isinstance(offset, int) and 0 < offset < len(body):
-            body = body[offset:]  # a code chunk: its header repeats the origin
         if body:
             text = str(body)
             text = text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1] + "…"
@@ -96,6 +93,20 @@ def _event_hit(hit: Any) -> Any:
     if hit.get("ts") is not None:
         hit["at"] = iso_time(hit.pop("ts"))
     return hit
+
+
+def _code_hit(hit: Any) -> Any:
+    """A store hit on a code chunk holds its code, not the header the index embeds with
+    it (path, kind and name again, and the words of its names), in both forms."""
+    if not isinstance(hit, dict) or "code" in hit:
+        return hit
+    offset, text = field(hit, "code_offset"), hit.get("text")
+    if not isinstance(offset, int) or not isinstance(text, str) or not 0 < offset < len(text):
+        return hit
+    meta = hit.get("metadata")
+    if isinstance(meta, dict):
+        meta = {k: v for k, v in meta.items() if k != "code_offset"}
+    return {**hit, "text": text[offset:], "metadata": meta}
 
 
 def _short(text: Any) -> str:

@@ -40,3 +40,27 @@ def test_repo_map_tool(drive: Drive, workspace: Path) -> None:
         assert too_small.is_error
 
     drive(scenario)
+
+
+def test_structured_results_hold_what_the_text_shows_and_no_ids(
+    drive: Drive, workspace: Path
+) -> None:
+    write(workspace / "calls", FILES)
+
+    async def scenario(session: ClientSession) -> None:
+        await call(session, "code_index_project", path="calls")
+        found = await call(session, "memory_search", query="seconds since the epoch", limit=1)
+        hit = found.structured_content["results"][0]
+        # the code, not the header the index embeds with it (path, kind, name, words)
+        assert hit["text"].startswith("def now() -> float:"), hit["text"]
+        assert "code_offset" not in hit["metadata"] and "terms:" not in hit["text"]
+        logged = await call(
+            session,
+            "events_log_conversation",
+            messages=[{"role": "user", "content": "hello"}],
+            session="s1",
+        )
+        events = logged.structured_content["events"]
+        assert events and not any("id" in event for event in events)
+
+    drive(scenario)
