@@ -144,6 +144,11 @@ def code_label(
     return label
 
 
+#: Before a code reference's line when its file changed since it was indexed: the line
+#: now at that number may be another one (indexing again brings references up to date).
+STALE_LINE = "(changed since indexed) "
+
+
 def label_of(record: Mapping[str, Any]) -> str:
     """A hit's label from its dict: its own ``label`` if it has one, else built here."""
     given = record.get("label")

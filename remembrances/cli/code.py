@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.text import Text
 from rich.tree import Tree
 
+from ..formatting import STALE_LINE
 from .app import State, cli, json_option, pass_state
 from .options import MODES
 from .output import when
@@ -160,7 +161,7 @@ def refs(state: State, name: str, project: str | None) -> None:
             (f"[{d['project']}] " if several else "") + f"{d['path']}:{d['line']}",
             d.get("symbol") or "",
             "def" if d.get("is_definition") else "",
-            d.get("line_text", "").strip(),
+            (STALE_LINE if d.get("stale") else "") + d.get("line_text", "").strip(),
         )
         for d in data
     ]

@@ -12,7 +12,14 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from ..formatting import HIDDEN_FROM_MODELS, TIME_FIELDS, field, iso_time, label_of
+from ..formatting import (
+    HIDDEN_FROM_MODELS,
+    STALE_LINE,
+    TIME_FIELDS,
+    field,
+    iso_time,
+    label_of,
+)
 
 HIDDEN = HIDDEN_FROM_MODELS
 TEXT_CHARS = 1200
@@ -68,8 +75,9 @@ def hits(items: Iterable[Any], *, empty: str = "No results.") -> tuple[str, list
         lines.append(head)
         for turn in hit.get("before") or [] if isinstance(hit, Mapping) else []:
             lines.append(f"   ↑ {turn.get('subject')}: {_short(turn.get('content'))}")
-        if body:
-            text = str(body)
+        stale = STALE_LINE if isinstance(hit, Mapping) and hit.get("stale") else ""
+        if body or stale:
+            text = (stale + str(body or "")).rstrip()
             text = text if len(text) <= TEXT_CHARS else text[: TEXT_CHARS - 1] + "…"
             lines.append("   " + text.replace("\n", "\n   "))
         for turn in hit.get("after") or [] if isinstance(hit, Mapping) else []:

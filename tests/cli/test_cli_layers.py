@@ -264,6 +264,20 @@ def test_code_refs_name_the_project_when_there_are_several(
     assert "[app]" in table and "[copy]" in table
 
 
+def test_code_refs_say_when_a_file_changed_since_it_was_indexed(run: Run, repo: Path) -> None:
+    assert run("code", "index", str(repo), "--project", "app").exit_code == 0
+    assert "changed since indexed" not in run("code", "refs", "upload_file").stdout
+    upload = repo / "upload.py"
+    upload.write_text('"""Module docstring, added since."""\n' + upload.read_text())
+    # the line now at a stored number may be another one: said, not shown as the use
+    lines = [
+        line
+        for line in run("code", "refs", "upload_file").stdout.splitlines()
+        if "upload.py:" in line
+    ]
+    assert lines and all("(changed since indexed)" in line for line in lines), lines
+
+
 def test_brackets_in_data_are_shown_as_written(run: Run, tmp_path: Path) -> None:
     """Tables, trees and messages print data, not rich markup: ``d[key]`` stayed ``d``."""
     root = tmp_path / "brackets"

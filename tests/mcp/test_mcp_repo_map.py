@@ -64,3 +64,19 @@ def test_structured_results_hold_what_the_text_shows_and_no_ids(
         assert events and not any("id" in event for event in events)
 
     drive(scenario)
+
+
+def test_references_in_a_changed_file_say_so_in_the_text(drive: Drive, workspace: Path) -> None:
+    write(workspace / "calls", FILES)
+
+    async def scenario(session: ClientSession) -> None:
+        await call(session, "code_index_project", path="calls")
+        clock = workspace / "calls" / "core" / "clock.py"
+        clock.write_text('"""Added since."""\n' + clock.read_text())
+        refs = await call(session, "code_references", name="now", project="calls")
+        shown = [line for line in text_of(refs).splitlines() if line.startswith("   ")]
+        changed = [r for r in refs.structured_content["results"] if r["stale"]]
+        marked = sum("(changed since indexed)" in line for line in shown)
+        assert changed and marked == len(changed), text_of(refs)
+
+    drive(scenario)
