@@ -43,7 +43,7 @@ DESCRIPTIVE_NAME_BOOST = 10.0
 #: Share of the random jumps that land anywhere when there is a focus, so the
 #: rest of the repository is still ranked.
 FOCUS_BACKGROUND = 0.05
-#: Symbols shown per (file, name), e.g. overloads or same-named methods.
+#: Symbols shown per (file, name): same-named methods of different classes.
 MAX_SYMBOLS_PER_NAME = 3
 INDENT = "  "
 
@@ -360,9 +360,14 @@ def _render(
     for file_id, names in chosen.items():
         in_file = symbols.get(file_id, [])
         by_position = {s.position: s for s in in_file}
+        # one definition per qualified name, the last: ``@overload`` stubs come before
+        # their implementation (click's ``prompt`` took three lines of a map's budget)
+        last = {s.qualified_name: s.position for s in in_file}
         shown: dict[int, float] = {}
         taken: dict[str, int] = {}
         for s in in_file:
+            if last[s.qualified_name] != s.position:
+                continue
             if s.name in names and taken.get(s.name, 0) < MAX_SYMBOLS_PER_NAME:
                 taken[s.name] = taken.get(s.name, 0) + 1
                 shown[s.position] = names[s.name]

@@ -349,3 +349,27 @@ def test_pagerank_known_values() -> None:
     )
     assert focused[0] > focused[1] > focused[2]
     assert pagerank(0, np.array([], np.int64), np.array([], np.int64), np.array([])).size == 0
+
+
+def test_overloads_are_shown_once_by_their_implementation(
+    code: CodeIndexer, tmp_path: Path
+) -> None:
+    write(
+        tmp_path / "ov",
+        {
+            "conv.py": (
+                "from typing import overload\n\n\n"
+                "@overload\ndef convert(value: int) -> int: ...\n"
+                "@overload\ndef convert(value: str) -> str: ...\n"
+                "def convert(value):\n    return value\n\n\n"
+                "class A:\n    def run(self) -> None:\n        pass\n\n\n"
+                "class B:\n    def run(self) -> None:\n        pass\n"
+            ),
+            "use.py": "from conv import A, B, convert\n\nconvert(1)\nA().run()\nB().run()\n",
+        },
+    )
+    code.index(tmp_path / "ov", project="ov", embed=False)
+    lines = code.repo_map("ov").text.splitlines()
+    assert [line for line in lines if "convert" in line] == ["  def convert(value)"]
+    # same-named methods of different classes are each shown
+    assert lines.count("    def run(self) -> None") == 2
