@@ -301,8 +301,16 @@ def search_events(
     elif query is not None and plan.events_recap and plan.has_time_window:
         # A window recapped about one thing ("what did we decide last week?"): its
         # events likeliest to be about it, listed in order like any recap (a recap is
-        # no guess: unscored, the gate does not weigh it).
-        hits = search(since=plan.events_since, until=plan.events_until)
+        # no guess: unscored, the gate does not weigh it). A window that holds no more
+        # than the limit is listed whole: a search leaves out the events that share no
+        # word with the query ("Agreed. Let's cap the pools at 40." for "decide").
+        since, until = plan.events_since, plan.events_until
+        if service.events.count(since=since, until=until, session=session, user=user) <= limit:
+            hits = service.events.list(
+                since=since, until=until, limit=limit, session=session, user=user
+            )
+        else:
+            hits = search(since=since, until=until)
         hits = sorted(hits, key=lambda h: (h.occurred_at, h.position or 0))
         shown = frozenset(h.id for h in hits)
         return [replace(event_item(h, shown=shown), score=None) for h in hits]

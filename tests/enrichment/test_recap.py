@@ -120,6 +120,28 @@ def test_a_windows_decisions_are_searched_for_not_listed(location: str) -> None:
     assert reply.has_time_window and reply.events_query == ""
 
 
+def test_a_quiet_windows_decisions_are_all_listed(location: str) -> None:
+    # six turns in the window, under the limit: all of them, not only those a search
+    # for "decide" finds ("Agreed. Let's also cap ..." shares no word with it)
+    said = [
+        "We need to pick a database for the billing service.",
+        "Options are PostgreSQL or DynamoDB. What are your constraints?",
+        "We need strong transactions and already run Postgres 15 elsewhere.",
+        "Then PostgreSQL is the better fit: billing uses PostgreSQL 15.",
+        "Agreed. Let's also cap connection pools at 40 per service.",
+        "Noted: pool size 40. Next is the migration for the invoices table.",
+    ]
+    messages = [{"role": ("user", "assistant")[i % 2], "content": t} for i, t in enumerate(said)]
+    with remembrances.open(location, embedder="local") as svc:
+        svc.events.log_conversation(messages, session="s", user="ana", at=NOW - timedelta(days=1))
+        svc.events.log("Deployed 2.3", subject="deploys", at=NOW - timedelta(days=9))
+        svc.enricher.planner = HeuristicPlanner(now=lambda: NOW)
+        block = svc.enrich_context("what did we decide yesterday?", user="ana")
+    positions = [block.find(text) for text in said]
+    assert -1 not in positions and positions == sorted(positions), block
+    assert "Deployed 2.3" not in block
+
+
 def test_where_did_we_leave_off_shows_the_latest_conversation_in_order(
     memory: RemembrancesService,
 ) -> None:
