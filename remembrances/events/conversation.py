@@ -36,10 +36,12 @@ FRAMEWORK_KEYS = frozenset(
     {"tool_calls", "tool_call_id", "function_call", "refusal", "audio", "annotations"}
     | {"id", "type"}
 )
-#: Roles whose messages are not something said in the conversation: a tool's output,
-#: and the instructions a framework puts first (a system prompt, often with the time
-#: in it, is no memory, and came back in every block that recalled the session).
-TOOL_ROLES = frozenset({"tool", "function", "system", "developer"})
+#: Roles whose messages are instructions a framework puts first: a system prompt, often
+#: with the time in it, is no memory, and came back in every block that recalled the
+#: session.
+INSTRUCTION_ROLES = frozenset({"system", "developer"})
+#: Roles whose messages are not something said in the conversation (any case).
+TOOL_ROLES = frozenset({"tool", "function"}) | INSTRUCTION_ROLES
 TIME_KEYS = ("at", "time", "timestamp")
 
 
@@ -156,7 +158,7 @@ def read_message(message: Any, index: int) -> Turn | None:
             f"{shape[0]!r} and {shape[1]!r} a message may have {', '.join(sorted(OPTIONAL_KEYS))}"
         )
     assert speaker is not None
-    if role in TOOL_ROLES:
+    if role is not None and role.lower() in TOOL_ROLES:
         return None
     said = message[shape[1]]
     if calls_tools and (said is None or (isinstance(said, str) and not said.strip())):
@@ -251,19 +253,27 @@ def new_turns(
     return list(given[_after_the_stored(stored, given) :])
 
 
+#: Messages after the first that must be the stored turns' tail for a transcript whose
+#: first message changed to count as the session sent again (:func:`_after_the_stored`).
+MIN_ALIGNED = 3
+
+
 def _after_the_stored(stored: Sequence[StoredTurn], given: Sequence[Turn]) -> int:
     """Where the new turns start in a transcript whose first message is not the first
     stored turn but which goes on as the stored turns end: a client that compacts its
     history into a summary, or rewrites its first message, and sends everything after
     it as it was. Every message after the first, up to the last stored turn, must be the
-    stored turns' tail; else the transcript is all new (0)."""
+    stored turns' tail, at least ``MIN_ALIGNED`` of them; else the transcript is all
+    new (0). Fewer would take new messages for a re-send when they repeat the end of
+    the session ("Now drop the database" / "Are you sure?" / "yes", sent alone after
+    the same exchange about a branch), and lose what the user said."""
     if not stored:
         return 0
     for end in range(len(given) - 1, 0, -1):  # the last stored turn, latest place first
         if not given[end].is_stored_as(stored[-1]):
             continue
         tail = given[1 : end + 1]
-        if 2 <= len(tail) <= len(stored) and all(
+        if MIN_ALIGNED <= len(tail) <= len(stored) and all(
             t.is_stored_as(s) for t, s in zip(tail, stored[-len(tail) :], strict=True)
         ):
             return end + 1

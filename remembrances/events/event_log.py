@@ -33,7 +33,7 @@ from ..validation import (
     check_text,
     encode_metadata,
 )
-from .conversation import Turn, new_turns, read_messages, scope_name, whose
+from .conversation import INSTRUCTION_ROLES, Turn, new_turns, read_messages, scope_name, whose
 from .records import Event
 from .tables import (
     EVENTS_MIGRATIONS,
@@ -339,10 +339,14 @@ class EventLog:
                     f"session {session!r} belongs to {whose(next(iter(owners)))}, "
                     f"not {whose(user)}; pass the same user, or use another session id"
                 )
+            # Instructions stored before they were left out (a system prompt at the
+            # start) are not what a transcript sent now holds: compare with the rest.
+            lead = _instructions_first(stored)
+            said = stored[lead:]
             new = new_turns(
-                [(e.subject, e.content, e.occurred_at) for e in stored],
+                [(e.subject, e.content, e.occurred_at) for e in said],
                 turns,
-                [e.position or 0 for e in stored],
+                [(e.position or 0) - lead for e in said],
             )
             if not new:
                 return LoggedConversation(session, user, [], len(turns), skipped)
@@ -871,3 +875,14 @@ def _event(row: Row) -> Event:
         role=row["role"],
         user=row["user_id"],
     )
+
+
+def _instructions_first(stored: Sequence[Event]) -> int:
+    """How many turns open the session as instructions (``system``, ``developer``): a
+    session logged before they were left out (events/conversation.py) holds them."""
+    count = 0
+    for event in stored:
+        if (event.role or "").lower() not in INSTRUCTION_ROLES:
+            break
+        count += 1
+    return count

@@ -9,7 +9,7 @@ import pytest
 
 from remembrances import InvalidInputError, Store
 from remembrances.embeddings import HashEmbedder
-from remembrances.events import EventLog
+from remembrances.events import EventLog, conversation
 from remembrances.events.conversation import MAX_CONTENT_CHARS
 from tests.conftest import FlakyEmbedder
 
@@ -171,15 +171,54 @@ def test_a_compacted_history_adds_only_what_follows_the_stored_turns(events: Eve
         "step 7"
     ]
     assert events.count(session="s1") == 8
-    # new messages that repeat one stored turn by chance are all new
-    assert (
-        len(
-            events.log_conversation(
-                [{"role": "user", "content": "hi"}, said[5]], session="s1"
-            ).added
-        )
-        == 2
+
+
+def test_new_messages_that_repeat_the_sessions_end_are_all_added(events: EventLog) -> None:
+    # sent alone after the same exchange about a branch: not the session sent again
+    # with a changed first message (what the user said was lost, reported as stored)
+    def ask(what: str) -> list[dict[str, str]]:
+        return [
+            {"role": "user", "content": what},
+            {"role": "assistant", "content": "Are you sure?"},
+            {"role": "user", "content": "yes"},
+        ]
+
+    events.log_conversation(ask("Delete the old staging branch"), session="s1")
+    again = events.log_conversation(ask("Now drop the staging database"), session="s1")
+    assert [t.content for t in again.added] == [
+        "Now drop the staging database",
+        "Are you sure?",
+        "yes",
+    ]
+    one = events.log_conversation([{"role": "user", "content": "hi"}, ask("x")[2]], session="s1")
+    assert len(one.added) == 2
+
+
+@pytest.mark.parametrize("role", ["system", "System", "DEVELOPER"])
+def test_instructions_are_left_out_in_any_case(events: EventLog, role: str) -> None:
+    logged = events.log_conversation(
+        [{"role": role, "content": "Be brief."}, *OPENAI[1:3]], session="s1"
     )
+    assert (len(logged.added), logged.skipped) == (2, 1)
+
+
+def test_a_session_stored_with_its_system_prompt_still_aligns(
+    events: EventLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    system = {"role": "system", "content": "You are helpful."}
+    said = [system, *OPENAI[1:]]
+    # logged as versions before 2026-11-26 did: its turn 0 is the system prompt
+    with monkeypatch.context() as before:
+        before.setattr(conversation, "TOOL_ROLES", frozenset({"tool", "function"}))
+        events.log_conversation(said[:3], session="s1")
+    assert events.turns("s1")[0].role == "system"
+    again = events.log_conversation(said, session="s1")  # sent again, one new message
+    assert [t.content for t in again.added] == [OPENAI[3]["content"]]
+    edited = [dict(m) for m in said]
+    edited[2]["content"] = "Something else entirely."
+    with pytest.raises(InvalidInputError, match="message 2 differs"):
+        events.log_conversation(edited, session="s1")
+    assert events.count(session="s1") == 4
 
 
 def test_a_rewritten_history_is_refused(events: EventLog) -> None:
