@@ -338,29 +338,48 @@ def latest_conversation(
     fewer than two turns is recapped by the user's previous one (when ``user`` is
     given: a session alone does not say whose other conversations to look at). A chat
     that holds nothing but such a question (a client logs its transcript before it
-    asks; or a chat opened with it and left) is never the one recapped."""
+    asks; or a chat opened with it and left) is not the one recapped."""
+    if session is not None:
+        turns = service.events.list(session=session, user=user, limit=limit)
+        if len(turns) >= 2 or user is None:
+            return turns
     sessions = service.events.sessions(user=user)
-    held = [s for s in sessions if not _only_asks_for_a_recap(service, s, sessions[s], user)]
-    if session is None:
-        session = next(iter(held), next(iter(sessions), None))
-        return service.events.list(session=session, user=user, limit=limit)
-    turns = service.events.list(session=session, user=user, limit=limit)
-    if len(turns) >= 2 or user is None:
-        return turns
-    previous = next((s for s in held if s != session), None)
-    if previous is None:
-        return turns
-    return service.events.list(session=previous, user=user, limit=limit)
+    found = _latest_held(service, sessions, user, other_than=session)
+    if found is None:
+        if session is not None:
+            return turns
+        found = next(iter(sessions), None)
+    return service.events.list(session=found, user=user, limit=limit)
 
 
-def _only_asks_for_a_recap(
-    service: RemembrancesService, session: str, turns: int, user: str | None
-) -> bool:
-    if turns > 1:
-        return False
-    said = service.events.list(session=session, user=user, limit=1)
-    # read as the planner reads a prompt: the question the chat was opened with
-    return bool(said) and HeuristicPlanner().plan(said[0].content).events_recap
+#: One-turn sessions read to find the latest that is not only a recap question; past
+#: them, the latest of two turns or more (each costs a read: a memory may hold
+#: thousands of one-message sessions).
+ONE_TURN_SESSIONS_READ = 10
+
+
+def _latest_held(
+    service: RemembrancesService,
+    sessions: Mapping[str, int],
+    user: str | None,
+    *,
+    other_than: str | None,
+) -> str | None:
+    """The most recently active session in ``sessions`` (session -> turns) that holds
+    more than a recap question, ``other_than`` excepted; None when there is none."""
+    read = 0
+    for name, turns in sessions.items():
+        if name == other_than:
+            continue
+        if turns >= 2:
+            return name
+        if read < ONE_TURN_SESSIONS_READ:
+            read += 1
+            said = service.events.list(session=name, user=user, limit=1)
+            # read as the planner reads a prompt: the question the chat was opened with
+            if said and not HeuristicPlanner().plan(said[0].content).events_recap:
+                return name
+    return None
 
 
 def _newest_favoured(hits: list[Event]) -> list[Event]:

@@ -11,7 +11,7 @@ import pytest
 
 import remembrances
 from remembrances import RemembrancesService
-from remembrances.enrichment import HeuristicPlanner
+from remembrances.enrichment import HeuristicPlanner, sources
 from remembrances.enrichment.plan import PlanError, plan_from_json
 
 NOW = datetime(2026, 11, 26, 15, 0, tzinfo=UTC)
@@ -189,6 +189,16 @@ def test_chats_opened_with_the_question_and_left_are_never_the_one_recapped(
             block = memory.enrich_context("where did we leave off?", user="alice", **scope)
             assert "Rotate backups older than 14 days." in block, (session, scope, block)
             assert "You are a helpful assistant" not in block
+
+
+def test_many_chats_opened_and_left_are_passed_over(memory: RemembrancesService) -> None:
+    # each such chat is read to see what it holds, a few at most: past them, the latest
+    # conversation of two turns or more (a read per chat timed the source out at 10,000)
+    opened = [{"role": "user", "content": "where did we leave off?"}]
+    for n in range(3 * sources.ONE_TURN_SESSIONS_READ):
+        memory.events.log_conversation(opened, session=f"left-{n}", user="alice")
+    block = memory.enrich_context("where did we leave off?", user="alice", session="left-0")
+    assert "Rotate backups older than 14 days." in block, block
 
 
 def test_a_long_conversation_is_recapped_by_its_last_turns(location: str) -> None:
