@@ -106,7 +106,7 @@ def _event_hit(hit: Any) -> Any:
 def _code_hit(hit: Any) -> Any:
     """A store hit on a code chunk holds its code, not the header the index embeds with
     it (path, kind and name again, and the words of its names), in both forms."""
-    if not isinstance(hit, dict) or "code" in hit:
+    if not isinstance(hit, dict) or "code" in hit or hit.get("kind") != "code":
         return hit
     offset, text = field(hit, "code_offset"), hit.get("text")
     if not isinstance(offset, int) or not isinstance(text, str) or not 0 < offset < len(text):

@@ -62,6 +62,19 @@ def test_structured_results_hold_what_the_text_shows_and_no_ids(
         )
         events = logged.structured_content["events"]
         assert events and not any("id" in event for event in events)
+        # a user's own metadata key of that name on another kind cuts nothing
+        await call(
+            session,
+            "kb_add_document",
+            text="Pools hold 40 connections each.",
+            source="pools.md",
+            metadata={"code_offset": 6},
+        )
+        kb = await call(session, "memory_search", query="connections pools", kinds=["kb"])
+        top = kb.structured_content["results"][0]
+        assert top["text"] == "Pools hold 40 connections each."
+        assert top["metadata"]["code_offset"] == 6
+        assert "Pools hold 40" in text_of(kb)
 
     drive(scenario)
 
