@@ -360,20 +360,24 @@ def _render(
     for file_id, names in chosen.items():
         in_file = symbols.get(file_id, [])
         by_position = {s.position: s for s in in_file}
-        # one definition per qualified name, the last: ``@overload`` stubs come before
-        # their implementation (click's ``prompt`` took three lines of a map's budget)
-        last = {s.qualified_name: s.position for s in in_file}
+        # One definition per qualified name, the first: ``@overload`` stubs took three
+        # lines each of click's map; a property is shown by its getter, not its setter;
+        # a class defined twice (``if TYPE_CHECKING:``) once, with every method.
+        first: dict[str, int] = {}
+        for s in in_file:
+            first.setdefault(s.qualified_name, s.position)
+
         shown: dict[int, float] = {}
         taken: dict[str, int] = {}
         for s in in_file:
-            if last[s.qualified_name] != s.position:
+            if first[s.qualified_name] != s.position:
                 continue
             if s.name in names and taken.get(s.name, 0) < MAX_SYMBOLS_PER_NAME:
                 taken[s.name] = taken.get(s.name, 0) + 1
                 shown[s.position] = names[s.name]
                 parent = s.parent
                 while parent is not None and parent in by_position:  # enclosing classes
-                    shown.setdefault(parent, 0.0)
+                    shown.setdefault(first[by_position[parent].qualified_name], 0.0)
                     parent = by_position[parent].parent
         if not shown:
             continue

@@ -351,25 +351,37 @@ def test_pagerank_known_values() -> None:
     assert pagerank(0, np.array([], np.int64), np.array([], np.int64), np.array([])).size == 0
 
 
-def test_overloads_are_shown_once_by_their_implementation(
+def test_a_name_defined_again_in_a_file_is_shown_once_by_its_first_definition(
     code: CodeIndexer, tmp_path: Path
 ) -> None:
     write(
         tmp_path / "ov",
         {
             "conv.py": (
-                "from typing import overload\n\n\n"
+                "from typing import TYPE_CHECKING, overload\n\n\n"
                 "@overload\ndef convert(value: int) -> int: ...\n"
                 "@overload\ndef convert(value: str) -> str: ...\n"
                 "def convert(value):\n    return value\n\n\n"
-                "class A:\n    def run(self) -> None:\n        pass\n\n\n"
-                "class B:\n    def run(self) -> None:\n        pass\n"
+                "class A:\n    def run(self) -> None:\n        pass\n\n"
+                "    @property\n    def timeout(self) -> float:\n        return 1.0\n\n"
+                "    @timeout.setter\n    def timeout(self, value: float) -> None:\n        pass\n\n\n"
+                "class B:\n    def run(self) -> None:\n        pass\n\n\n"
+                "if TYPE_CHECKING:\n    class Backend:\n        def typed_only(self) -> int: ...\n"
+                "else:\n    class Backend:\n        def connect(self, url):\n            pass\n"
             ),
-            "use.py": "from conv import A, B, convert\n\nconvert(1)\nA().run()\nB().run()\n",
+            "use.py": (
+                "from conv import A, B, Backend, convert\n\n"
+                "convert(1)\nA().run()\nA().timeout\nB().run()\n"
+                "Backend().connect('x')\nBackend().typed_only()\n"
+            ),
         },
     )
     code.index(tmp_path / "ov", project="ov", embed=False)
     lines = code.repo_map("ov").text.splitlines()
-    assert [line for line in lines if "convert" in line] == ["  def convert(value)"]
+    # overloads once; a property by its getter; a class defined twice once, with both
+    assert [line for line in lines if "convert" in line] == ["  def convert(value: int) -> int"]
+    assert [line for line in lines if "timeout" in line] == ["    def timeout(self) -> float"]
+    assert lines.count("  class Backend") == 1
+    assert "    def connect(self, url)" in lines and "    def typed_only(self) -> int" in lines
     # same-named methods of different classes are each shown
     assert lines.count("    def run(self) -> None") == 2
