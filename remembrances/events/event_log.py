@@ -75,6 +75,8 @@ class _Pending:
     dedup_key: str
     chunk: Chunk
     user: str | None = None
+    #: The key a user's event had before keys named the user (rows logged then).
+    legacy_key: str | None = None
 
 
 def _subject(value: Any) -> str:
@@ -211,8 +213,11 @@ def turn_key(session: str, position: int) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-def dedup_key(subject: str, content: str, occurred_us: int) -> str:
-    payload = json.dumps([subject, content, occurred_us], ensure_ascii=False)
+def dedup_key(subject: str, content: str, occurred_us: int, user: str | None = None) -> str:
+    """One row per subject, content and time, and user: two users logging the same fact
+    at the same time each have it (a second user's call returned the first's event)."""
+    said: list[Any] = [subject, content, occurred_us]
+    payload = json.dumps(said if user is None else [*said, user], ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
@@ -274,7 +279,7 @@ class EventLog:
         if not pending:
             return []
         unique = list({p.dedup_key: p for p in pending}.values())
-        existing = self._by_keys([p.dedup_key for p in unique])
+        existing = self._stored(unique)
         new = [p for p in unique if p.dedup_key not in existing]
         if new:
             prepared = self.store.prepare([p.chunk for p in new])
@@ -296,7 +301,7 @@ class EventLog:
                     self.store.write_source(
                         KIND, COLLECTION, str(event_id), Prepared([prepared_chunk])
                     )
-            existing = self._by_keys([p.dedup_key for p in unique])
+            existing = self._stored(unique)
         return [existing[p.dedup_key] for p in pending]
 
     def log_conversation(
@@ -519,10 +524,26 @@ class EventLog:
             content=content,
             metadata_json=metadata_json,
             occurred_us=occurred_us,
-            dedup_key=dedup_key(subject, content, occurred_us),
+            dedup_key=dedup_key(subject, content, occurred_us, user),
             chunk=_event_chunk(subject, content, metadata_json, occurred_us, user),
             user=user,
+            legacy_key=None if user is None else dedup_key(subject, content, occurred_us),
         )
+
+    def _stored(self, pending: Sequence[_Pending]) -> dict[str, Event]:
+        """The events already stored for ``pending``, by their keys; a user's event
+        logged before keys named the user is found by its old key, when it is theirs."""
+        keys = [p.dedup_key for p in pending] + [p.legacy_key for p in pending if p.legacy_key]
+        found = self._by_keys(keys)
+        stored: dict[str, Event] = {}
+        for p in pending:
+            event = found.get(p.dedup_key)
+            if event is None and p.legacy_key is not None:
+                legacy = found.get(p.legacy_key)
+                event = legacy if legacy is not None and legacy.user == p.user else None
+            if event is not None:
+                stored[p.dedup_key] = event
+        return stored
 
     def _by_keys(self, keys: Sequence[str]) -> dict[str, Event]:
         found: dict[str, Event] = {}

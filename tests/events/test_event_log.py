@@ -13,7 +13,7 @@ import pytest
 
 from remembrances import InvalidInputError, NotFoundError, ReadOnlyError, RemembrancesService, Store
 from remembrances.embeddings import HashEmbedder
-from remembrances.events import EventLog
+from remembrances.events import EventLog, event_log
 from tests.conftest import FlakyEmbedder
 
 PLUS_10 = timezone(timedelta(hours=10))
@@ -431,3 +431,24 @@ def test_an_event_deleted_while_subjects_are_re_chunked_stays_deleted(location: 
         assert [r.source for r in store.search("database went down", kind="event")] == [
             str(kept.id)
         ]
+
+
+def test_two_users_logging_one_fact_at_one_time_each_have_it(
+    events: EventLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a second user's call returned the first user's event: theirs was never stored
+    at = utc(2026, 11, 20, 9)
+    ana = events.log("standup moved to 9:30", subject="team", at=at, user="ana")
+    bob = events.log("standup moved to 9:30", subject="team", at=at, user="bob")
+    assert (ana.user, bob.user) == ("ana", "bob") and ana.id != bob.id
+    assert events.log("standup moved to 9:30", subject="team", at=at, user="bob").id == bob.id
+    assert [e.id for e in events.search("standup", user="bob")] == [bob.id]
+    # an event logged before keys named the user is found again, and only by its user
+    unnamed = event_log.dedup_key  # as versions before 2026-11-26 made keys: no user
+
+    with monkeypatch.context() as before:
+        before.setattr(event_log, "dedup_key", lambda s, c, t, u=None: unnamed(s, c, t))
+        old = events.log("rotated the keys", subject="ops", at=at, user="ana")
+    assert events.log("rotated the keys", subject="ops", at=at, user="ana").id == old.id
+    assert events.log("rotated the keys", subject="ops", at=at, user="carol").id != old.id
+    assert events.count(subject="ops") == 2
