@@ -388,7 +388,10 @@ class HeuristicPlanner:
         # for 132 of 171 questions against 125 with the keywords (docs/enrichment.md).
         said = " ".join(text.split()) if words or protected else ""
         events_query = said
-        if decisions:  # the verb and the noun stem apart ("decid", "decis")
+        # the verb and the noun stem apart ("decid", "decis"): "what did we decide about
+        # the database?" is answered by a turn that says "Decision: ..."
+        asks_decisions = _DECISIONS.search(text) is not None and _ASKS.search(text) is not None
+        if decisions or (said and asks_decisions):
             events_query = " ".join([*text.split(), "decisions"])
         code_query = " ".join(topic.split()) if said else ""
         if topic is not text:

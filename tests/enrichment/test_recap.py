@@ -142,6 +142,27 @@ def test_a_quiet_windows_decisions_are_all_listed(location: str) -> None:
     assert "Deployed 2.3" not in block
 
 
+def test_a_question_about_a_decision_finds_the_turn_that_made_it(location: str) -> None:
+    # "decide" and "Decision" stem apart: the deciding turn scored under the item floor
+    planner = HeuristicPlanner(now=lambda: NOW)
+    assert planner.plan("what did we decide about the database?").events_query.endswith("decisions")
+    assert "decisions" not in planner.plan("yes, we agreed on the database").events_query
+    said = [
+        "We need to pick a database for the billing service.",
+        "Options are PostgreSQL or DynamoDB. What are your constraints?",
+        "We need strong transactions and already run Postgres 15 elsewhere.",
+        "Then PostgreSQL is the better fit. Decision: billing uses PostgreSQL 15.",
+        "Agreed. Let's also cap connection pools at 40 per service.",
+        "Noted: pool size 40. Next is the migration for the invoices table.",
+    ]
+    messages = [{"role": ("user", "assistant")[i % 2], "content": t} for i, t in enumerate(said)]
+    with remembrances.open(location, embedder="local") as svc:
+        svc.events.log_conversation(messages, session="s", user="ana", at=NOW - timedelta(days=1))
+        svc.enricher.planner = planner
+        block = svc.enrich_context("what did we decide yesterday about the database?", user="ana")
+    assert "Decision: billing uses PostgreSQL 15." in block, block
+
+
 def test_where_did_we_leave_off_shows_the_latest_conversation_in_order(
     memory: RemembrancesService,
 ) -> None:
