@@ -144,6 +144,17 @@ def code_label(
     return label
 
 
+def chunk_code(record: Mapping[str, Any], text: str) -> str:
+    """A code chunk's ``text`` without the header the index embeds with it (path, kind,
+    name, the words of its names), which its ``code_offset`` ends; any other record's
+    text as it is, whatever its own metadata holds (a KB document's ``code_offset`` key
+    is the user's)."""
+    offset = field(record, "code_offset")
+    if record.get("kind") != "code" or "code" in record or not isinstance(offset, int):
+        return text
+    return text[offset:] if 0 < offset < len(text) else text
+
+
 #: Before a code reference's line when its file changed since it was indexed: the line
 #: now at that number may be another one (indexing again brings references up to date).
 STALE_LINE = "(changed since indexed) "

@@ -16,6 +16,7 @@ from remembrances import InvalidInputError, SearchResult, Store
 from remembrances.events import EventLog
 from remembrances.formatting import (
     as_record,
+    chunk_code,
     format_json,
     format_results,
     format_text,
@@ -232,3 +233,20 @@ def test_every_layers_hit_has_the_one_contract(tmp_path: Any) -> None:
     store_event = next(h for h in hits if isinstance(h, SearchResult) and h.kind == "event")
     assert store_event.ts == datetime(2026, 11, 1, 9, tzinfo=UTC)  # aware, not epoch seconds
     assert store_event.to_dict()["ts"] == "2026-11-01T09:00:00+00:00"
+
+
+def test_only_a_code_chunk_loses_its_index_header() -> None:
+    header = "shop/orders.py · python function order_total\norder total"
+    code = "def order_total(items):\n    return sum(items)"
+    chunk = {
+        "kind": "code",
+        "text": f"{header}\n{code}",
+        "metadata": {"code_offset": len(header) + 1},
+    }
+    assert chunk_code(chunk, chunk["text"]) == code
+    # a document or an event whose own metadata holds that key keeps its text
+    note = {"kind": "kb", "text": "Pools hold 40 connections each.", "metadata": {"code_offset": 6}}
+    assert chunk_code(note, note["text"]) == note["text"]
+    # a code layer's hit holds its code already; an offset past the text cuts nothing
+    assert chunk_code({**chunk, "code": code}, chunk["text"]) == chunk["text"]
+    assert chunk_code({**chunk, "metadata": {"code_offset": 10_000}}, "short") == "short"

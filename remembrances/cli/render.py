@@ -10,7 +10,15 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from ..formatting import TIME_FIELDS, field, iso_time, kind_of, label_of, record_fields
+from ..formatting import (
+    TIME_FIELDS,
+    chunk_code,
+    field,
+    iso_time,
+    kind_of,
+    label_of,
+    record_fields,
+)
 from .output import Output, snippet
 
 
@@ -44,10 +52,7 @@ def hit_view(out: Output, data: Mapping[str, Any], rank: int) -> RenderableType:
     if kind:
         header.append(f"[{kind}] ", style="magenta")
     header.append(label_of(data) or "?", style="green")
-    text = str(first(data, "code", "text", "content", default=""))
-    offset = first(data, "code_offset")
-    if "code" not in data and isinstance(offset, int) and 0 < offset < len(text):
-        text = text[offset:]  # a code chunk: skip its "path · language kind name" header
+    text = chunk_code(data, str(first(data, "code", "text", "content", default="")))
     if is_code(data) and not text:  # a symbol record: its signature stands for the code
         doc = first(data, "docstring")
         language = str(first(data, "language", default=""))

@@ -16,6 +16,7 @@ from ..formatting import (
     HIDDEN_FROM_MODELS,
     STALE_LINE,
     TIME_FIELDS,
+    chunk_code,
     field,
     iso_time,
     label_of,
@@ -106,15 +107,13 @@ def _event_hit(hit: Any) -> Any:
 def _code_hit(hit: Any) -> Any:
     """A store hit on a code chunk holds its code, not the header the index embeds with
     it (path, kind and name again, and the words of its names), in both forms."""
-    if not isinstance(hit, dict) or "code" in hit or hit.get("kind") != "code":
-        return hit
-    offset, text = field(hit, "code_offset"), hit.get("text")
-    if not isinstance(offset, int) or not isinstance(text, str) or not 0 < offset < len(text):
+    text = hit.get("text") if isinstance(hit, dict) else None
+    if not isinstance(text, str) or chunk_code(hit, text) == text:
         return hit
     meta = hit.get("metadata")
     if isinstance(meta, dict):
         meta = {k: v for k, v in meta.items() if k != "code_offset"}
-    return {**hit, "text": text[offset:], "metadata": meta}
+    return {**hit, "text": chunk_code(hit, text), "metadata": meta}
 
 
 def _short(text: Any) -> str:
