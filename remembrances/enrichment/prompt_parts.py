@@ -320,8 +320,8 @@ _GREETING = re.compile(
     r"|你好|您好|こんにちは|こんばんは|おはよう(?:ございます)?|안녕하세요)[\s,.!！，。、]*",
     re.IGNORECASE,
 )
-#: A Markdown heading, a bold line standing for one, or a list item.
-_HEADING = re.compile(r"^(?:#|\*\*[^*]+\*\*:?$|__[^_]+__:?$|[-*•][ \t]|\d{1,2}[.)][ \t])")
+#: A Markdown heading, or a bold line standing for one.
+_HEADING = re.compile(r"^(?:#|\*\*[^*]+\*\*:?$|__[^_]+__:?$)")
 #: Ideographs and syllables of scripts written without spaces: two count as a word.
 _IDEOGRAPH = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _FULL_WIDTH_PUNCTUATION = re.compile(r"[\u3000-\u3003\u3008-\u3011\uff01-\uff0f\uff1a-\uff20]")
@@ -469,6 +469,7 @@ def ask_parts(ask: str) -> list[str]:
         and len(ss[0]) <= LAST_SENTENCES_CHARS
         and not ss[0].rstrip().endswith(":")
         and not _HEADING.match(ss[0])
+        and not _LIST_ITEM.match(ss[0])
         and _says(ss[0])
     )
     # A paragraph's first sentence often only opens it ("Some background first."); a

@@ -120,18 +120,26 @@ def test_a_windows_decisions_are_searched_for_not_listed(location: str) -> None:
     assert reply.has_time_window and reply.events_query == ""
 
 
+#: A conversation that settled something, logged the day before ``NOW``.
+BILLING = [
+    "We need to pick a database for the billing service.",
+    "Options are PostgreSQL or DynamoDB. What are your constraints?",
+    "We need strong transactions and already run Postgres 15 elsewhere.",
+    "Then PostgreSQL is the better fit. Decision: billing uses PostgreSQL 15.",
+    "Agreed. Let's also cap connection pools at 40 per service.",
+    "Noted: pool size 40. Next is the migration for the invoices table.",
+]
+
+
+def billing_messages() -> list[dict[str, str]]:
+    return [{"role": ("user", "assistant")[i % 2], "content": t} for i, t in enumerate(BILLING)]
+
+
 def test_a_quiet_windows_decisions_are_all_listed(location: str) -> None:
     # six turns in the window, under the limit: all of them, not only those a search
     # for "decide" finds ("Agreed. Let's also cap ..." shares no word with it)
-    said = [
-        "We need to pick a database for the billing service.",
-        "Options are PostgreSQL or DynamoDB. What are your constraints?",
-        "We need strong transactions and already run Postgres 15 elsewhere.",
-        "Then PostgreSQL is the better fit: billing uses PostgreSQL 15.",
-        "Agreed. Let's also cap connection pools at 40 per service.",
-        "Noted: pool size 40. Next is the migration for the invoices table.",
-    ]
-    messages = [{"role": ("user", "assistant")[i % 2], "content": t} for i, t in enumerate(said)]
+    said = BILLING
+    messages = billing_messages()
     with remembrances.open(location, embedder="local") as svc:
         svc.events.log_conversation(messages, session="s", user="ana", at=NOW - timedelta(days=1))
         svc.events.log("Deployed 2.3", subject="deploys", at=NOW - timedelta(days=9))
@@ -147,15 +155,7 @@ def test_a_question_about_a_decision_finds_the_turn_that_made_it(location: str) 
     planner = HeuristicPlanner(now=lambda: NOW)
     assert planner.plan("what did we decide about the database?").events_query.endswith("decisions")
     assert "decisions" not in planner.plan("yes, we agreed on the database").events_query
-    said = [
-        "We need to pick a database for the billing service.",
-        "Options are PostgreSQL or DynamoDB. What are your constraints?",
-        "We need strong transactions and already run Postgres 15 elsewhere.",
-        "Then PostgreSQL is the better fit. Decision: billing uses PostgreSQL 15.",
-        "Agreed. Let's also cap connection pools at 40 per service.",
-        "Noted: pool size 40. Next is the migration for the invoices table.",
-    ]
-    messages = [{"role": ("user", "assistant")[i % 2], "content": t} for i, t in enumerate(said)]
+    messages = billing_messages()
     with remembrances.open(location, embedder="local") as svc:
         svc.events.log_conversation(messages, session="s", user="ana", at=NOW - timedelta(days=1))
         svc.enricher.planner = planner
