@@ -13,9 +13,11 @@ framework holds it.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from ..errors import InvalidInputError
@@ -58,21 +60,29 @@ class Turn:
     #: Its place in the messages given, which count what is left out (errors name it).
     index: int = 0
 
-    @property
-    def key(self) -> tuple[str, str]:
-        """What identifies a turn when a transcript is logged again."""
-        return (self.speaker, self.content)
+    @cached_property
+    def digest(self) -> str:
+        """What identifies a turn when a transcript is logged again (:func:`turn_digest`)."""
+        return turn_digest(self.speaker, self.content)
 
     def is_stored_as(self, stored: StoredTurn) -> bool:
         """Whether ``stored`` is this message: the same speaker and text, and the same
         time when the message gives one (so a repeated "ok" with its own time is a new
         turn, while a transcript logged again, times and all, adds nothing)."""
-        speaker, content, at = stored
-        return (speaker, content) == self.key and (self.at is None or self.at == at)
+        digest, at = stored
+        return digest == self.digest and (self.at is None or self.at == at)
 
 
-#: A stored turn as :func:`new_turns` compares it: speaker, text and time.
-StoredTurn = tuple[str, str, datetime]
+#: A stored turn as :func:`new_turns` compares it: its :func:`turn_digest` and time. A
+#: turn that was pruned or deleted is kept as these two alone (events/tables.py).
+StoredTurn = tuple[str, datetime]
+
+
+def turn_digest(speaker: str, content: str) -> str:
+    """A digest of who said what: enough to recognise a message sent again, without
+    keeping the text of a turn that was removed."""
+    said = f"{speaker}\x00{content}".encode("utf-8", "surrogatepass")
+    return hashlib.sha256(said).hexdigest()[:32]
 
 
 def whose(user: str | None) -> str:

@@ -17,12 +17,12 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import InvalidInputError, NotFoundError, StorageError
 from ..progress import Progress
 from ..records import Chunk, SearchResult
-from ..storage.transaction import Row
+from ..storage.transaction import Row, Transaction
 from ..store import Prepared, SearchMode, Store
 from ..validation import (
     check_id,
@@ -33,7 +33,15 @@ from ..validation import (
     check_text,
     encode_metadata,
 )
-from .conversation import INSTRUCTION_ROLES, Turn, new_turns, read_messages, scope_name, whose
+from .conversation import (
+    INSTRUCTION_ROLES,
+    Turn,
+    new_turns,
+    read_messages,
+    scope_name,
+    turn_digest,
+    whose,
+)
 from .records import Event
 from .tables import (
     EVENTS_MIGRATIONS,
@@ -64,6 +72,20 @@ MAX_SPEAKERS = 1000
 
 #: The most neighbouring turns ``search(window=N)`` brings on each side.
 MAX_WINDOW = 20
+#: Removed turns remembered per session (by digest): a client that sends the latest
+#: messages of a session whose turns were all pruned lines up with at most this many.
+REMOVED_KEPT = 64
+
+
+class _Said(NamedTuple):
+    """A turn of a session as a transcript logged again is lined up with it: stored,
+    or removed and kept as its digest."""
+
+    position: int
+    role: str | None
+    digest: str
+    at: datetime
+    user: str | None = None
 
 
 @dataclass(frozen=True)
@@ -337,25 +359,33 @@ class EventLog:
         base_metadata = json.loads(encode_metadata(metadata))
         self.check_writable()
         for _attempt in range(3):
-            stored = self._session_turns(session)
+            stored, removed = self._session_history(session)
             owners = {e.user for e in stored}
             if stored and owners != {user}:
                 raise InvalidInputError(
                     f"session {session!r} belongs to {whose(next(iter(owners)))}, "
                     f"not {whose(user)}; pass the same user, or use another session id"
                 )
+            history = sorted(
+                [
+                    _Said(e.position or 0, e.role, turn_digest(e.subject, e.content), e.occurred_at)
+                    for e in stored
+                ]
+                + [r for r in removed if r.user == user],
+                key=lambda said: said.position,
+            )
             # Instructions stored before they were left out (a system prompt at the
             # start) are not what a transcript sent now holds: compare with the rest.
-            lead = _instructions_first(stored)
-            said = stored[lead:]
+            lead = _instructions_first([said.role for said in history])
             new = new_turns(
-                [(e.subject, e.content, e.occurred_at) for e in said],
+                [(said.digest, said.at) for said in history[lead:]],
                 turns,
-                [(e.position or 0) - lead for e in said],
+                [said.position - lead for said in history[lead:]],
             )
             if not new:
                 return LoggedConversation(session, user, [], len(turns), skipped)
-            start = 0 if not stored else max(e.position or 0 for e in stored) + 1
+            taken = [e.position or 0 for e in stored] + [r.position for r in removed]
+            start = max(taken, default=-1) + 1
             recorded = now_utc()
             rows = []
             for offset, turn in enumerate(new):
@@ -483,6 +513,22 @@ class EventLog:
             rows = self._table.session_turns(tx, session)
         return [_event(r) for r in rows]
 
+    def _session_history(self, session: str) -> tuple[builtins.list[Event], builtins.list[_Said]]:
+        """A session's stored turns and the turns removed from it, read together."""
+        with self.store.snapshot() as tx:
+            rows = self._table.session_turns(tx, session)
+            removed = self._table.removed_turns(tx, session)
+        return [_event(r) for r in rows], [
+            _Said(
+                int(r["position"]),
+                r["role"],
+                str(r["digest"]),
+                from_micros(int(r["occurred_us"])),
+                r["user_id"],
+            )
+            for r in removed
+        ]
+
     def turns(self, session: str) -> builtins.list[Event]:
         """A session's turns in the order they were said."""
         return self._session_turns(scope_name(session, "session"))
@@ -559,9 +605,9 @@ class EventLog:
         check_id(event_id, "event id")
         self.check_writable()
         with self._write_lock, self.store.transaction() as tx:
-            deleted = self._table.delete(tx, event_id)
-            self.store.delete_source(KIND, str(event_id), collection=COLLECTION)
-        return deleted
+            row = self._table.get(tx, event_id)
+            self._remove(tx, [] if row is None else [row])
+        return row is not None
 
     def prune(self, *, older_than: datetime | str | float | Any, subject: str | None = None) -> int:
         """Delete events that happened before a cut-off; returns how many.
@@ -573,11 +619,23 @@ class EventLog:
         self.check_writable()
         subjects = _subjects(subject)
         with self._write_lock, self.store.transaction() as tx:
-            ids = self._table.ids_before(tx, to_micros(cutoff), subjects)
-            for event_id in ids:
-                self._table.delete(tx, event_id)
-                self.store.delete_source(KIND, str(event_id), collection=COLLECTION)
-        return len(ids)
+            rows = self._table.before(tx, to_micros(cutoff), subjects)
+            self._remove(tx, rows)
+        return len(rows)
+
+    def _remove(self, tx: Transaction, rows: Sequence[Row]) -> None:
+        """Delete events and their chunks. A conversation turn leaves its digest behind
+        (the latest ``REMOVED_KEPT`` of each session), so that the transcript sent again
+        does not bring it back."""
+        sessions: set[str] = set()
+        for row in rows:
+            if row["session"] is not None:
+                self._table.add_removed(tx, row, turn_digest(row["subject"], row["content"]))
+                sessions.add(row["session"])
+            self._table.delete(tx, int(row["id"]))
+            self.store.delete_source(KIND, str(row["id"]), collection=COLLECTION)
+        for session in sessions:
+            self._table.keep_removed(tx, session, REMOVED_KEPT)
 
     @staticmethod
     def _cutoff(older_than: Any) -> datetime:
@@ -898,12 +956,12 @@ def _event(row: Row) -> Event:
     )
 
 
-def _instructions_first(stored: Sequence[Event]) -> int:
+def _instructions_first(roles: Sequence[str | None]) -> int:
     """How many turns open the session as instructions (``system``, ``developer``): a
     session logged before they were left out (events/conversation.py) holds them."""
     count = 0
-    for event in stored:
-        if (event.role or "").lower() not in INSTRUCTION_ROLES:
+    for role in roles:
+        if (role or "").lower() not in INSTRUCTION_ROLES:
             break
         count += 1
     return count

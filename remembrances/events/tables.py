@@ -48,6 +48,20 @@ _SQLITE: tuple[str, ...] = (
     """
     CREATE INDEX events_turn_speakers ON events (subject, role) WHERE session IS NOT NULL;
     """,
+    # 4: the latest turns removed from each session (pruned or deleted), by a digest of
+    # speaker and text (events/conversation.py), so that a transcript sent again lines
+    # up with what was said and does not bring them back.
+    """
+    CREATE TABLE removed_turns (
+        session     TEXT NOT NULL,
+        position    INTEGER NOT NULL,
+        digest      TEXT NOT NULL,
+        occurred_us INTEGER NOT NULL,
+        role        TEXT,
+        user_id     TEXT,
+        PRIMARY KEY (session, position)
+    );
+    """,
 )
 
 #: The same table in PostgreSQL's types, version for version.
@@ -77,12 +91,23 @@ _POSTGRESQL: tuple[str, ...] = (
     """
     CREATE INDEX events_turn_speakers ON events (subject, role) WHERE session IS NOT NULL;
     """,
+    """
+    CREATE TABLE removed_turns (
+        session     text NOT NULL,
+        position    bigint NOT NULL,
+        digest      text NOT NULL,
+        occurred_us bigint NOT NULL,
+        role        text,
+        user_id     text,
+        PRIMARY KEY (session, position)
+    );
+    """,
 )
 #: The layer's migrations per dialect (as code/tables.py keeps them).
 EVENTS_MIGRATIONS: dict[Dialect, tuple[str, ...]] = {"sqlite": _SQLITE, "postgresql": _POSTGRESQL}
 #: The layer's tables (``remembrances copy`` copies them row for row; an event's id
 #: names its chunk's source, so ids are kept).
-TABLES = ("events",)
+TABLES = ("events", "removed_turns")
 
 
 #: The columns an event is read with.
@@ -244,13 +269,43 @@ class Events:
         tx.execute("DELETE FROM events WHERE id = ?", (event_id,))
         return bool(tx.changes())
 
-    def ids_before(self, tx: Transaction, cutoff_us: int, subjects: list[str] | None) -> list[int]:
-        sql = "SELECT id FROM events WHERE occurred_us < ?"
+    def add_removed(self, tx: Transaction, row: Row, digest: str) -> None:
+        """Remember a turn (an events row) that is being removed, by its digest."""
+        tx.execute(
+            "INSERT INTO removed_turns (session, position, digest, occurred_us, role, user_id) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session, position) DO NOTHING",
+            (
+                row["session"],
+                row["position"],
+                digest,
+                row["occurred_us"],
+                row["role"],
+                row["user_id"],
+            ),
+        )
+
+    def keep_removed(self, tx: Transaction, session: str, most: int) -> None:
+        """Forget all but the session's ``most`` latest removed turns."""
+        tx.execute(
+            "DELETE FROM removed_turns WHERE session = ? AND position < (SELECT position "
+            "FROM removed_turns WHERE session = ? ORDER BY position DESC LIMIT 1 OFFSET ?)",
+            (session, session, most - 1),
+        )
+
+    def removed_turns(self, tx: Transaction, session: str) -> list[Row]:
+        return tx.execute(
+            "SELECT position, digest, occurred_us, role, user_id FROM removed_turns "
+            "WHERE session = ? ORDER BY position",
+            (session,),
+        ).fetchall()
+
+    def before(self, tx: Transaction, cutoff_us: int, subjects: list[str] | None) -> list[Row]:
+        sql = f"SELECT {COLUMNS} FROM events WHERE occurred_us < ?"
         params: list[Any] = [cutoff_us]
         if subjects is not None:
             sql += f" AND subject IN ({marks(len(subjects))})"
             params.extend(subjects)
-        return [int(r["id"]) for r in tx.execute(sql, params)]
+        return tx.execute(sql, params).fetchall()
 
     def listing(self, tx: Transaction, scope: Scope, limit: int, offset: int) -> list[Row]:
         """Events in scope, newest first."""

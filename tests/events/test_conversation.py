@@ -130,6 +130,72 @@ def test_a_whole_transcript_after_pruning_or_deleting_adds_only_new_turns(
     assert [t.position for t in events.turns("s1")] == [2, 4, 5]
 
 
+def test_a_session_pruned_whole_does_not_come_back_when_sent_again(events: EventLog) -> None:
+    # with no turn left there was nothing to line the transcript up with, and every
+    # pruned turn was stored again
+    old = datetime(2026, 1, 1, tzinfo=UTC)
+    said = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"step {i}"} for i in range(6)
+    ]
+    events.log_conversation(said, session="s1", at=old)
+    assert events.prune(older_than=datetime(2026, 6, 1, tzinfo=UTC)) == 6
+    step_6 = {"role": "user", "content": "step 6"}
+    logged = events.log_conversation([*said, step_6], session="s1")  # the whole transcript
+    assert [(t.position, t.content) for t in logged.added] == [(6, "step 6")]
+    assert logged.already_stored == 6
+    # the latest messages only, overlapping the pruned ones and the new one
+    step_7 = {"role": "assistant", "content": "step 7"}
+    window = events.log_conversation([*said[3:], step_6, step_7], session="s1")
+    assert [(t.position, t.content) for t in window.added] == [(7, "step 7")]
+    assert [t.content for t in events.turns("s1")] == ["step 6", "step 7"]
+
+
+def test_a_deleted_last_turn_stays_deleted(events: EventLog) -> None:
+    events.log_conversation(OPENAI, session="s1")
+    events.delete(events.turns("s1")[-1].id)
+    logged = events.log_conversation([*OPENAI, {"role": "user", "content": "Hi"}], session="s1")
+    assert [(t.position, t.content) for t in logged.added] == [(4, "Hi")]
+    assert [t.position for t in events.turns("s1")] == [0, 1, 2, 4]
+
+
+def test_a_removed_turn_is_kept_as_a_digest_only(events: EventLog, store: Store) -> None:
+    events.log_conversation([{"role": "user", "content": "my card is 4111 1111"}], session="s1")
+    events.delete(events.turns("s1")[0].id)
+    with store.snapshot() as tx:
+        rows = tx.execute("SELECT * FROM removed_turns").fetchall()
+    assert len(rows) == 1
+    assert "4111" not in " ".join(str(v) for v in dict(rows[0]).values())
+
+
+def test_each_session_keeps_its_latest_removed_turns(events: EventLog, store: Store) -> None:
+    from remembrances.events.event_log import REMOVED_KEPT
+
+    old = datetime(2026, 1, 1, tzinfo=UTC)
+    many = [{"speaker": "a", "text": f"line {i}"} for i in range(REMOVED_KEPT + 10)]
+    events.log_conversation(many, session="long", at=old)
+    events.log_conversation(many[:3], session="short", at=old)
+    events.prune(older_than=datetime(2026, 6, 1, tzinfo=UTC))
+    with store.snapshot() as tx:
+        kept = tx.execute(
+            "SELECT session, min(position) AS first, count(*) AS n FROM removed_turns "
+            "GROUP BY session ORDER BY session"
+        ).fetchall()
+    assert [tuple(r) for r in kept] == [("long", 10, REMOVED_KEPT), ("short", 0, 3)]
+    # the whole transcript still lines up by the positions kept
+    logged = events.log_conversation([*many, {"speaker": "a", "text": "new"}], session="long")
+    assert [t.content for t in logged.added] == ["new"]
+
+
+def test_another_user_may_reuse_a_pruned_session_id(events: EventLog) -> None:
+    old = datetime(2026, 1, 1, tzinfo=UTC)
+    events.log_conversation(OPENAI, session="s1", user="ana", at=old)
+    events.prune(older_than=datetime(2026, 6, 1, tzinfo=UTC))
+    logged = events.log_conversation(OPENAI, session="s1", user="bob")
+    assert len(logged.added) == 4  # ana's removed turns are not bob's
+    assert {t.user for t in events.turns("s1")} == {"bob"}
+    assert [t.position for t in logged.added] == [4, 5, 6, 7]
+
+
 def test_system_and_developer_messages_are_left_out(events: EventLog) -> None:
     # the instructions are no memory: a system prompt came back in every recall of the
     # session, and one with the time in it made each re-sent transcript look new
