@@ -178,8 +178,8 @@ def _copy(src: Store, dst: Store, replace: bool, progress: Progress | None) -> C
         replaced=bool(held),
     )
     recorded = (dst.embedder_name, dst.dim)
-    source_tables = [t for layer in present for t in layer.tables]
     with src.snapshot() as rtx, dst.transaction() as wtx:
+        source_tables = [t for layer in present for t in layer.tables if row_copy.has_table(rtx, t)]
         total = src.count() + sum(row_copy.count_rows(rtx, t) for t in source_tables)
         done = 0
         if held:

@@ -289,11 +289,19 @@ class Store:
         with self.engine.read() as tx:
             yield tx
 
-    def migrate(self, layer: str, migrations: Mapping[Dialect, Sequence[str]]) -> None:
+    def migrate(
+        self,
+        layer: str,
+        migrations: Mapping[Dialect, Sequence[str]],
+        *,
+        readable_from: int | None = None,
+    ) -> None:
         """Create or upgrade a domain layer's own tables.
 
         ``migrations`` holds the layer's numbered steps per SQL dialect; the
-        engine's own are run (a file's schema version counts them).
+        engine's own are run (a file's schema version counts them). A read-only
+        open reads a schema from ``readable_from`` on as it is (later steps serve
+        writes only; default: none).
         """
         steps = migrations[self.engine.dialect]
         if self.engine.read_only:
@@ -302,7 +310,7 @@ class Store:
                     "SELECT value FROM meta WHERE key = ?", (f"schema:{layer}",)
                 ).scalar()
             if value is not None:  # a layer never used has no tables: it reads as empty
-                check_read_only(self.path, layer, int(value), steps)
+                check_read_only(self.path, layer, int(value), steps, readable_from)
             return
         with self.engine.write() as tx:
             migrate(tx, layer, steps)

@@ -45,6 +45,7 @@ from .conversation import (
 from .records import Event
 from .tables import (
     EVENTS_MIGRATIONS,
+    EVENTS_READABLE_FROM,
     Events,
     Scope,
 )
@@ -249,7 +250,7 @@ class EventLog:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._write_lock = threading.Lock()
-        store.migrate("events", EVENTS_MIGRATIONS)
+        store.migrate("events", EVENTS_MIGRATIONS, readable_from=EVENTS_READABLE_FROM)
         # A file opened read-only that never held events has no events table.
         self._has_tables = store.meta("schema:events") is not None
         self._table = Events()

@@ -105,6 +105,8 @@ _POSTGRESQL: tuple[str, ...] = (
 )
 #: The layer's migrations per dialect (as code/tables.py keeps them).
 EVENTS_MIGRATIONS: dict[Dialect, tuple[str, ...]] = {"sqlite": _SQLITE, "postgresql": _POSTGRESQL}
+#: The oldest version a read-only open reads as it is: only writes use removed_turns.
+EVENTS_READABLE_FROM = 3
 #: The layer's tables (``remembrances copy`` copies them row for row; an event's id
 #: names its chunk's source, so ids are kept).
 TABLES = ("events", "removed_turns")

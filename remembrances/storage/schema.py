@@ -89,7 +89,17 @@ STORE_MIGRATIONS: tuple[str, ...] = (
     """
     CREATE INDEX chunks_source ON chunks (source, kind);
     """,
+    # 3: nothing to create. The compact int8 copy's triggers (vec0_storage.compact_script,
+    # made with the vector table) call a function that versions before it lack, so
+    # their every write failed with "no such function"; counting this step makes them
+    # refuse the file instead, with a message that says to upgrade.
+    """
+    -- the chunks_int8 triggers call remembrances_int8
+    """,
 )
+#: The oldest store schema this version reads as it is (a read-only open cannot upgrade
+#: it): step 3 changed nothing a reader uses.
+STORE_READABLE_FROM = 2
 
 
 def vec0_script(dim: int) -> str:
@@ -122,18 +132,22 @@ def vec0_script(dim: int) -> str:
     """ + compact_script(dim)
 
 
-def check_read_only(where: str, layer: str, found: int, migrations: Sequence[str]) -> None:
+def check_read_only(
+    where: str, layer: str, found: int, migrations: Sequence[str], readable_from: int | None = None
+) -> None:
     """Refuse a read-only open of a ``layer`` schema this version cannot read as is.
 
     A read-only open never writes, so it cannot upgrade an older schema either;
-    the message says how to upgrade it once.
+    the message says how to upgrade it once. ``readable_from`` is the oldest version
+    whose tables the reads need all of (later steps serve writes only); default: the
+    latest.
     """
     if found > len(migrations):
         raise SchemaVersionError(
             f"{where}'s {layer} schema is version {found}, newer than this version of "
             f"remembrances understands ({len(migrations)}); upgrade remembrances to open it"
         )
-    if found < len(migrations):
+    if found < (len(migrations) if readable_from is None else readable_from):
         raise SchemaVersionError(
             f"{where} was written by an older remembrances ({layer} schema {found}, this "
             f"version uses {len(migrations)}) and is open read-only, which never writes; "

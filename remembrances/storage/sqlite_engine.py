@@ -29,7 +29,13 @@ from .engine import Candidates, NewChunk, VectorIndexKind
 from .filters import ChunkFilter
 from .in_lists import in_lists
 from .reports import CheckReport
-from .schema import STORE_MIGRATIONS, check_read_only, migrate, vec0_script
+from .schema import (
+    STORE_MIGRATIONS,
+    STORE_READABLE_FROM,
+    check_read_only,
+    migrate,
+    vec0_script,
+)
 from .sqlite_connection import Connection, Database, FileKind, kind_of
 from .sqlite_transaction import SqliteTransaction
 from .transaction import Dialect, Transaction, marks
@@ -186,7 +192,7 @@ class SqliteEngine:
                 )
             except apsw.SQLError as exc:
                 raise RemembrancesError(f"{self.path!r} is not a remembrances file") from exc
-        check_read_only(self.path, "store", version, STORE_MIGRATIONS)
+        check_read_only(self.path, "store", version, STORE_MIGRATIONS, STORE_READABLE_FROM)
 
     def _vector_tables(self, tx: Transaction) -> set[str]:
         names = ("chunks_vec", vec0_storage.COMPACT)

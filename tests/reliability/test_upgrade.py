@@ -63,3 +63,55 @@ def test_open_without_embedder_uses_the_recorded_one_even_before_migrating(tmp_p
     with remembrances.open(path) as memory:
         assert memory.embedder is not None and memory.embedder.name == "hash:32"
         assert memory.store.meta("schema:store") == str(len(STORE_MIGRATIONS))
+
+
+def _as_the_previous_version_left_it(path: Path) -> None:
+    """Store schema 2 and events schema 3: what files written before the removed-turns
+    table (events step 4) and the store's step 3 look like."""
+    conn = connect(path)
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("DROP TABLE removed_turns")
+    conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema:events'")
+    conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema:store'")
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def test_the_previous_versions_file_is_read_as_it_is_and_copied(tmp_path: Path) -> None:
+    # the steps since then serve writes only: a read-only open (every reading CLI
+    # command) needed no `init`, and a copy read the table the source lacked
+    import remembrances
+    from remembrances.memory_copy import copy_memory
+
+    path = tmp_path / "previous.db"
+    with remembrances.open(path, embedder="hash:64") as memory:
+        memory.events.log_conversation([{"role": "user", "content": "ship on Friday"}], session="s")
+    _as_the_previous_version_left_it(path)
+    with remembrances.open(path, read_only=True) as memory:
+        assert [e.content for e in memory.events.turns("s")] == ["ship on Friday"]
+        assert memory.events.search("Friday", mode="text")[0].content == "ship on Friday"
+    report = copy_memory(path, tmp_path / "copy.db")
+    assert report.rows["events"] == 1 and "removed_turns" not in report.rows
+    with remembrances.open(tmp_path / "copy.db") as copy:
+        assert [e.content for e in copy.events.turns("s")] == ["ship on Friday"]
+    with remembrances.open(path) as memory:  # a writable open upgrades it
+        memory.events.delete(memory.events.turns("s")[0].id)
+        assert memory.store.meta("schema:store") == str(len(STORE_MIGRATIONS))
+        assert memory.store.meta("schema:events") == "4"
+        logged = memory.events.log_conversation(
+            [{"role": "user", "content": "ship on Friday"}], session="s"
+        )
+        assert logged.added == []  # the deleted turn stays deleted
+
+
+def test_the_previous_version_refuses_a_file_this_version_wrote(tmp_path: Path) -> None:
+    # its writes failed on the compact copy's triggers ("no such function:
+    # remembrances_int8"); with one step more than it knows, it refuses the file
+    path = tmp_path / "new.db"
+    Store(path, embedder=HashEmbedder(64)).put_source("kb", "a", [Chunk("text")])
+    conn = connect(path)
+    conn.execute("BEGIN IMMEDIATE")
+    with pytest.raises(SchemaVersionError, match="store schema is version 3, newer"):
+        migrate(conn, "store", STORE_MIGRATIONS[:2])  # what that version runs on open
+    conn.execute("ROLLBACK")
+    conn.close()
