@@ -128,6 +128,7 @@ def ingest(
     base = kb.collection_root(collection, root if root.is_dir() else root.parent)
     taken = {row["source"]: key for key, row in known.items()}
     renamed: list[str] = []  # documents named by their absolute path before
+    replacing: set[str] = set()  # the files whose document takes over a renamed one
     kept: set[str] = set()
     group: list[StagedDocument] = []
     for done, item in enumerate(files):
@@ -154,7 +155,11 @@ def ingest(
         source = _source_for(item.path, base, root, row, taken, kb, collection, written)
         if row is not None and row["source"] != source:
             renamed.append(row["source"])
+            replacing.add(item.relative)
             row = None
+        elif row is None and source != key and _imported_as(kb, collection, key, written):
+            renamed.append(key)  # imported from an export that named it by its absolute path
+            replacing.add(item.relative)
         try:
             staged = kb.stage(
                 content.text,
@@ -176,10 +181,10 @@ def ingest(
         staged.label = item.relative
         group.append(staged)
         if sum(len(s.chunks) for s in group) >= EMBED_GROUP_CHUNKS:
-            _flush(kb, group, report, _embedding(progress, done + 1, len(files)))
+            _flush(kb, group, report, replacing, _embedding(progress, done + 1, len(files)))
             group = []
     if group:
-        _flush(kb, group, report, _embedding(progress, len(files), len(files)))
+        _flush(kb, group, report, replacing, _embedding(progress, len(files), len(files)))
     for old in renamed:
         kb.delete(old, collection=collection)
     if progress is not None:
@@ -229,6 +234,15 @@ def _source_for(
     return name
 
 
+def _imported_as(
+    kb: Documents, collection: str, name: str, written: tuple[dict[str, Any], str]
+) -> bool:
+    """Whether a document no file is linked to, named ``name``, is an imported copy of
+    what this ingest would store (:func:`_imported_copy`)."""
+    stored = kb.known(collection, name)
+    return stored is not None and _imported_copy(stored, *written)
+
+
 def _imported_copy(stored: Mapping[str, Any], metadata: dict[str, Any], digest: str) -> bool:
     """Whether a document no file is linked to is what this ingest would store for the
     file: its text, and its metadata with the ``path`` an ingest writes. So it was read
@@ -259,14 +273,18 @@ def _flush(
     kb: Documents,
     group: list[StagedDocument],
     report: IngestReport,
+    replacing: set[str],
     progress: Progress | None = None,
 ) -> None:
+    """Store a group of documents; one that takes over a renamed document is "updated"
+    (the file was in memory already, under its old name)."""
     done = kb.commit(group, progress)
     report.embedded += done.embedded
     report.cached += done.cached
     report.chunks += done.chunks
     for staged in group:
-        (report.added if staged.status == "added" else report.updated).append(staged.label)
+        added = staged.status == "added" and staged.label not in replacing
+        (report.added if added else report.updated).append(staged.label)
 
 
 def _same_stat(path: Path, row: Mapping[str, Any]) -> bool:

@@ -149,11 +149,40 @@ def test_documents_named_by_absolute_path_before_are_renamed_on_the_next_ingest(
             conn.execute("UPDATE chunks SET source = ? WHERE source = ?", (path, source))
             conn.execute("UPDATE kb_documents SET source = ? WHERE source = ?", (path, source))
     assert kb.get("cli.md").source == str(docs / "cli.md")
-    kb.ingest(docs)
+    report = kb.ingest(docs)
     assert sorted(d.source for d in kb.list()) == ALL
+    # the files were in memory already: renamed, not added (the report said "added")
+    assert (report.added, sorted(report.updated), report.embedded) == ([], ALL, 0)
     hits = kb.search("command line reference", limit=10)
     assert [h.source for h in hits].count("cli.md") == 1
     assert not any(h.source.startswith("/") for h in hits)
+
+
+def test_an_import_of_an_export_that_named_files_by_absolute_path_is_taken_back(
+    docs: Path, tmp_path: Path
+) -> None:
+    # earlier versions' exports hold the absolute path as the source; imported, each
+    # document had no file to take it back, and the next ingest stored every file again
+    import io
+
+    import remembrances
+    from remembrances.transfer import export_jsonl, import_jsonl
+
+    with remembrances.open(tmp_path / "a.db", embedder="hash:64") as source:
+        source.kb.ingest(docs)
+        out = io.StringIO()
+        export_jsonl(source, out)
+    records = [json.loads(line) for line in out.getvalue().splitlines()]
+    for record in records:
+        if record["type"] == "kb_document":
+            record["source"] = str(docs / record["metadata"]["path"])
+    legacy = "".join(json.dumps(r) + "\n" for r in records)
+    with remembrances.open(tmp_path / "b.db", embedder="hash:64") as target:
+        import_jsonl(target, io.StringIO(legacy))
+        report = target.kb.ingest(docs)
+        assert sorted(d.source for d in target.kb.list()) == ALL
+        assert (report.added, sorted(report.updated), report.embedded) == ([], ALL, 0)
+        assert target.kb.source_of_file(docs / "cli.md") == "cli.md"
 
 
 def test_a_moved_folder_keeps_its_documents(kb: KnowledgeBase, docs: Path) -> None:
