@@ -140,7 +140,13 @@ def enrich(
     state: State, prompt: str, user: str | None, session: str | None, project: str | None
 ) -> None:
     """Print the memory that helps with PROMPT, as an agent would get it (empty if none)."""
-    context = state.service().enrich_context(prompt, user=user, session=session, project=project)
+    svc = state.service()
+    if not state.url:
+        # A file too old to read as it is (read-only: no upgrade) is an error here, as in
+        # every reading command; enrich_context would drop each source and print nothing.
+        for layer in ("kb", "events", "code"):
+            getattr(svc, layer)
+    context = svc.enrich_context(prompt, user=user, session=session, project=project)
     if state.out.as_json:
         state.out.json({"prompt": prompt, "context": context})
     elif context:

@@ -87,11 +87,13 @@ def test_an_older_memory_is_refused_by_reads_and_upgraded_by_init(
         conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema:kb'")
     conn.close()
     before = fingerprint(db)
-    result = invoke(runner, db, "kb", "list")
-    assert result.exit_code == 1
-    message = " ".join(result.stderr.split())
-    assert "older remembrances" in message and f"--db {db} init" in message
-    assert "Traceback" not in result.output
+    for args in (("kb", "list"), ("enrich", "when do deploys run?")):
+        # enrich printed nothing and exited 0: an agent's hook saw an empty memory
+        result = invoke(runner, db, *args)
+        assert result.exit_code == 1, args
+        message = " ".join(result.stderr.split())
+        assert "older remembrances" in message and f"--db {db} init" in message
+        assert "Traceback" not in result.output
     assert fingerprint(db) == before
     with (
         open_memory(db, read_only=True) as memory,
