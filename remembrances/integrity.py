@@ -50,10 +50,16 @@ def recover(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> R
     if target.exists():
         raise InvalidInputError(f"{str(target)!r} exists; recover into a new file")
     report = RecoveryReport(str(target))
-    with Store(target, create=True) as store:
-        _create_layers(store)
-        assert isinstance(store.engine, SqliteEngine)
-        sqlite_integrity.salvage(source, store.engine, report)
+    try:
+        with Store(target, create=True) as store:
+            _create_layers(store)
+            assert isinstance(store.engine, SqliteEngine)
+            sqlite_integrity.salvage(source, store.engine, report)
+    except BaseException:
+        # Nothing is in it yet, and a retry would be refused for the file's existence.
+        for leftover in (target, *(Path(f"{target}{end}") for end in ("-wal", "-shm"))):
+            leftover.unlink(missing_ok=True)
+        raise
     _rechunk_documents(target, report)
     return report
 

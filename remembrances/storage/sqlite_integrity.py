@@ -265,6 +265,7 @@ SALVAGED = (
     "chunks",
     "kb_documents",
     "events",
+    "removed_turns",
     "code_projects",
     "code_files",
     "code_symbols",
@@ -311,7 +312,13 @@ def salvage(source: str | os.PathLike[str], target: SqliteEngine, report: Recove
     """Copy every readable row of the damaged file ``source`` into ``target``, a new
     memory whose layers made their tables; the full-text and vector indexes are
     rebuilt from the chunks by the triggers."""
-    src = connect(source, read_only=True)
+    try:
+        src = connect(source, read_only=True)
+    except CorruptFileError as exc:  # its advice ("run check") is the command being run
+        raise CorruptFileError(
+            f"{str(source)!r} cannot be opened at all ({exc.__cause__ or 'damaged'}): no "
+            "row of it can be read, so nothing was recovered"
+        ) from exc
     try:
         tables = _tables(src)
         meta = dict(_readable_rows(src, "meta", ["key", "value"])) if "meta" in tables else {}

@@ -182,6 +182,8 @@ def test_recover_indexes_lost_turns_as_turns(tmp_path: Path) -> None:
     source = tmp_path / "lost.db"
     with remembrances.open(source, embedder="hash:64") as svc:
         _fill(svc)
+        svc.events.log_conversation([{"speaker": "ana", "text": "forget this"}], session="s3")
+        svc.events.delete(svc.events.turns("s3")[0].id)
         expected = {s: _turns(svc, s) for s in ("s1", "s2")}
         ids = {e.id for s in ("s1", "s2") for e in svc.events.turns(s)}
         with svc.store.transaction() as conn:
@@ -199,3 +201,6 @@ def test_recover_indexes_lost_turns_as_turns(tmp_path: Path) -> None:
         assert {e.session for e in svc.events.search("Sundays", user="ana", limit=9)} == {"s1"}
         assert svc.events.search("Sundays", session="s2", limit=1)[0].content == OTHER[0]["text"]
         assert svc.events.search("deployed", user="ops", limit=1)[0].content == "Deployed v2.3"
+        # a deleted turn stays deleted: its digest was saved too
+        again = [{"speaker": "ana", "text": "forget this"}]
+        assert svc.events.log_conversation(again, session="s3").added == []

@@ -160,6 +160,23 @@ def test_recover_refuses_an_existing_target(damaged: Path, tmp_path: Path) -> No
     assert out.read_text() == "keep me"
 
 
+def test_recover_of_a_file_that_cannot_be_opened_leaves_no_file_behind(tmp_path: Path) -> None:
+    # the empty memory it left blocked the retry ("exists"), and its advice was to run
+    # the command being run
+    source = tmp_path / "cut.db"
+    _memory(source)
+    data = source.read_bytes()
+    source.write_bytes(data[: len(data) * 9 // 10 // 4096 * 4096])
+    out = tmp_path / "saved.db"
+    for _attempt in range(2):
+        result = _run(source, "check", "--recover", str(out))
+        assert result.exit_code == 1
+        message = " ".join(result.stderr.split())
+        assert "cannot be opened at all" in message and "nothing was recovered" in message
+        assert "to see what can be saved" not in message
+        assert not out.exists() and not Path(f"{out}-wal").exists()
+
+
 def test_recover_logs_events_again_when_their_chunks_were_lost(tmp_path: Path) -> None:
     source = tmp_path / "lost.db"
     _memory(source)
