@@ -76,13 +76,33 @@ def connect(
 
 def _open_error(exc: apsw.Error, path: Path) -> RemembrancesError:
     if isinstance(exc, apsw.CantOpenError):
-        return RemembrancesError(f"cannot open the memory file {str(path)!r}: {exc}")
+        if not path.exists() and not _writable_folder(path):
+            return StorageError(
+                f"cannot create the memory file {str(path)!r}: its folder is not writable "
+                "by this user; choose another path (--db) or change the folder's permissions"
+            )
+        return StorageError(f"cannot open the memory file {str(path)!r}: {exc}")
     if isinstance(exc, apsw.NotADBError):
         return NotAMemoryError(
             f"{str(path)!r} is not a SQLite database, so not a remembrances memory; "
             "point --db at a memory file (or a new path to create one)"
         )
     return sqlite_error(exc, str(path))
+
+
+def _writable_folder(path: Path) -> bool:
+    return os.access(path.parent, os.W_OK | os.X_OK)
+
+
+def why_not_writable(path: Path) -> str:
+    """Why SQLite opened ``path`` read-only: the file, or its folder, where a memory in
+    WAL mode keeps its ``-wal`` and ``-shm`` files."""
+    if os.access(path, os.W_OK) and not _writable_folder(path):
+        return (
+            f"its folder {str(path.parent)!r} is not writable by this user (SQLite keeps "
+            "the memory's -wal and -shm files beside it)"
+        )
+    return "the file is not writable by this user"
 
 
 FileKind = Literal["new", "empty", "memory", "other"]
@@ -216,7 +236,7 @@ class Database:
         self.read_only_reason = "it was opened with read_only=True"
         if not read_only and self.conn.readonly("main"):
             self.read_only = True
-            self.read_only_reason = "the file is not writable by this user"
+            self.read_only_reason = why_not_writable(Path(path))
         self.lock = threading.RLock()
         self._depth = 0
         self._owner: int | None = None  # the thread inside a write transaction

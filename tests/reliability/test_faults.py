@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import remembrances
 from remembrances import Chunk, Store
 from remembrances.embeddings import HashEmbedder
 from remembrances.integrity import check
@@ -111,3 +112,62 @@ def test_unwritable_file_opens_for_search_and_refuses_writes() -> None:
     assert "REFUSED" in result.stdout and "not writable" in result.stdout
     assert Store(path, embedder=HashEmbedder(64)).count() == 1
     shutil.rmtree(folder)
+
+
+FOLDER = textwrap.dedent(
+    """
+    import os, sys
+    import apsw, sqlite_vec
+    import remembrances
+    from remembrances import ReadOnlyError, StorageError
+    preload = apsw.Connection(":memory:")
+    preload.enable_load_extension(True)
+    preload.load_extension(sqlite_vec.loadable_path())
+    # Import what the calls below use while still root (the interpreter's own library
+    # may lie where nobody cannot read): one write to a throwaway memory does it.
+    with remembrances.open(sys.argv[3], embedder="hash:64") as warm:
+        warm.events.log("x", subject="t")
+    os.setgid(65534); os.setuid(65534)  # nobody: may write the file, not its folder
+    with remembrances.open(sys.argv[1], embedder="hash:64") as memory:
+        try:
+            memory.events.log("x", subject="t")
+        except ReadOnlyError as exc:
+            print("WRITE", exc)
+    try:
+        remembrances.open(sys.argv[2], embedder="hash:64")
+    except StorageError as exc:
+        print("CREATE", exc)
+    """
+)
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to drop to nobody"
+)
+def test_a_folder_that_is_not_writable_is_named_as_the_reason() -> None:
+    # the message blamed a file that was writable, and a new memory there failed with
+    # the base error and SQLite's "unable to open database file"
+    folder = Path(tempfile.mkdtemp(prefix="remembrances-rodir-", dir="/tmp"))
+    path, warm = folder / "mem.db", Path(tempfile.mkdtemp(dir="/tmp")) / "warm.db"
+    with remembrances.open(path, embedder="hash:64") as memory:
+        memory.kb.add("hello", source="a.md")
+        memory.store.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    folder.chmod(0o755)
+    for p in folder.iterdir():
+        p.chmod(0o666)
+    result = subprocess.run(
+        [sys.executable, "-c", FOLDER, str(path), str(folder / "new.db"), str(warm)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HOME": "/tmp"},
+        cwd=folder,
+    )
+    lines = " ".join(result.stdout.split())
+    assert "WRITE" in lines and f"its folder {str(folder)!r} is not writable" in lines, (
+        result.stdout + result.stderr
+    )
+    assert "CREATE" in lines and "its folder is not writable by this user" in lines
+    assert not (folder / "new.db").exists()
+    shutil.rmtree(folder)
+    shutil.rmtree(warm.parent)
