@@ -30,7 +30,7 @@ from .records import (
     Reference,
 )
 from .repo_map import DEFAULT_BUDGET_TOKENS, RepoMap, RepoMapper, TokenCounter
-from .tables import CODE_MIGRATIONS
+from .tables import CODE_MIGRATIONS, CODE_READABLE_FROM
 from .writer import IndexWriter
 
 
@@ -52,7 +52,7 @@ class CodeIndexer:
         embed_batch: int = 256,
     ) -> None:
         self.store = store
-        store.migrate("code", CODE_MIGRATIONS)
+        store.migrate("code", CODE_MIGRATIONS, readable_from=CODE_READABLE_FROM)
         # A file opened read-only that never indexed code has no code tables.
         self._has_tables = store.meta("schema:code") is not None
         self._writer = IndexWriter(

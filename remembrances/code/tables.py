@@ -34,6 +34,10 @@ KIND = "code"
 #: is forgotten), for when what a chunk holds changes: one index never mixes two
 #: kinds of chunk. Vectors already in the embedding cache are reused.
 RECHUNK = "UPDATE code_files SET content_hash = '', embedded = 0;"
+#: A step that makes the next index run parse every file again (its chunks, when
+#: unchanged, are kept with their vectors), for when what is read from the syntax tree
+#: besides the chunks changes: the names of ``references`` and the map's graph.
+REPARSE = "UPDATE code_files SET content_hash = '';"
 
 #: The SQLite schema, one numbered step per entry.
 _SQLITE: tuple[str, ...] = (
@@ -118,6 +122,8 @@ _SQLITE: tuple[str, ...] = (
     # 5: what a function defines inside itself stays in the function's chunk
     # (parsing/chunking.py).
     RECHUNK,
+    # 6: import paths are no longer names (parsing/identifiers.py): parse again.
+    REPARSE,
 )
 
 #: The same steps for PostgreSQL: identity columns instead of rowid aliases, no
@@ -194,9 +200,12 @@ _POSTGRESQL: tuple[str, ...] = (
     """,
     RECHUNK,
     RECHUNK,
+    REPARSE,
 )
 #: Per dialect, the same numbered steps (a file's schema version counts them).
 CODE_MIGRATIONS: dict[Dialect, tuple[str, ...]] = {"sqlite": _SQLITE, "postgresql": _POSTGRESQL}
+#: The oldest version a read-only open reads as it is: step 6 only asks for a new parse.
+CODE_READABLE_FROM = 5
 #: The layer's tables (with graph.py's two), parents first: ``remembrances copy``
 #: copies them row for row, ids kept.
 TABLES = (

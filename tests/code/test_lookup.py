@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from remembrances.code import CodeIndexer
+from remembrances.embeddings import HashEmbedder
 from remembrances.errors import InvalidInputError, NotFoundError
+from tests.code.repo_builder import MAX_FILE_BYTES
 
 
 @pytest.fixture
@@ -219,3 +221,42 @@ def test_a_use_on_a_minified_line_shows_the_stretch_around_it(
     [use] = code.references("f200", project="min")
     assert len(use.line_text) <= 402 and use.line_text.startswith("…")
     assert "function f200(x){return x+200}" in use.line_text
+
+
+def test_the_module_path_of_an_import_is_no_use_of_a_name(
+    code: CodeIndexer, tmp_path: Path
+) -> None:
+    # `from app.core import run` made every importing file a user of any method named
+    # `app` or `core`: they led the repository map of Django (`OGRGeomType.django`)
+    root = tmp_path / "proj"
+    (root / "app").mkdir(parents=True)
+    (root / "app" / "geo.py").write_text("class GeomType:\n    def app(self):\n        return 1\n")
+    (root / "app" / "core.py").write_text("def run(req):\n    return req\n")
+    for i in range(3):
+        (root / "app" / f"view{i}.py").write_text(
+            "from app.core import run\nimport app.geo as geo\nfrom .core import run as go\n\n"
+            f"def view{i}(req):\n    return run(req)\n"
+        )
+    code.index(root)
+    assert [(r.path, r.line) for r in code.references("app")] == [("app/geo.py", 2)]
+    assert code.references("core") == []
+    assert {r.path for r in code.references("run")} >= {"app/view0.py", "app/core.py"}
+    assert [r.line for r in code.references("run") if r.path == "app/view0.py"] == [1, 3, 6]
+    assert [r.line for r in code.references("geo") if r.path == "app/view0.py"] == [2]  # alias
+    with code.store.snapshot() as tx:
+        names = {r["name"] for r in tx.execute("SELECT name FROM code_edges").fetchall()}
+    assert "app" not in names and "run" in names
+
+
+def test_an_index_from_before_that_change_is_parsed_again(
+    code: CodeIndexer, repo: Path, embedder: HashEmbedder
+) -> None:
+    first = code.index(repo)
+    with code.store.transaction() as tx:
+        tx.execute("UPDATE meta SET value = '5' WHERE key = 'schema:code'")
+    again = CodeIndexer(code.store, max_file_bytes=MAX_FILE_BYTES, workers=1)
+    calls = embedder.calls
+    report = again.index(repo)
+    assert report.files_unchanged == 0 and report.files_indexed == first.files_indexed
+    assert embedder.calls == calls  # the same chunks: no vector is made again
+    assert again.index(repo).files_unchanged == first.files_indexed

@@ -50,9 +50,22 @@ _EXTRA_PATTERNS: dict[str, str] = {
     "bash": "(command_name (word) @id) (function_definition name: (word) @id)",
 }
 
+#: Identifiers that name modules, not symbols: the path of a Python import. Counted,
+#: ``from django.db import models`` made every file a user of any method named
+#: ``django`` or ``db``, and such methods led the repository map.
+_MODULE_PATHS: dict[str, str] = {
+    "python": """
+        (import_from_statement module_name: (dotted_name (identifier) @module))
+        (import_from_statement module_name: (relative_import (dotted_name (identifier) @module)))
+        (import_statement name: (dotted_name (identifier) @module))
+        (import_statement name: (aliased_import name: (dotted_name (identifier) @module)))
+    """,
+}
+
 _NEWLINE = re.compile(rb"\n")
 _lock = threading.Lock()
 _queries: dict[str, Query | None] = {}
+_module_queries: dict[str, Query] = {}
 
 
 def identifiers_query(lang: str) -> Query | None:
@@ -69,17 +82,31 @@ def identifiers_query(lang: str) -> Query | None:
     return _queries[lang]
 
 
+def _module_path_starts(lang: str, tree: Tree) -> set[int]:
+    """Where the identifiers of import paths start (``_MODULE_PATHS``)."""
+    pattern = _MODULE_PATHS.get(lang)
+    if pattern is None:
+        return set()
+    with _lock:
+        if lang not in _module_queries:
+            _module_queries[lang] = Query(language(lang), pattern)
+    nodes = QueryCursor(_module_queries[lang]).captures(tree.root_node).get("module", [])
+    return {node.start_byte for node in nodes}
+
+
 def identifier_positions(lang: str, tree: Tree, source: bytes) -> dict[str, list[tuple[int, int]]]:
-    """``{name: [(line, column), ...]}`` with 1-based lines and byte columns."""
+    """``{name: [(line, column), ...]}`` with 1-based lines and byte columns; the module
+    paths of imports are left out."""
     query = identifiers_query(lang)
     if query is None:
         return {}
     nodes = QueryCursor(query).captures(tree.root_node).get("id", [])
+    modules = _module_path_starts(lang, tree)
     newlines = [m.start() for m in _NEWLINE.finditer(source)]
     by_name: dict[bytes, list[tuple[int, int]]] = {}
     for node in nodes:
         start, end = node.byte_range
-        if end - start > 200 or end <= start:
+        if end - start > 200 or end <= start or start in modules:
             continue
         line = bisect_left(newlines, start)  # newlines before the token
         column = start - (newlines[line - 1] + 1 if line else 0)
