@@ -115,12 +115,24 @@ def search(
 @click.argument("name")
 @click.option("--project", default=None)
 @click.option("--kind", default=None)
+@click.option("-n", "--limit", default=100, show_default=True)
 @json_option
 @pass_state
-def symbol(state: State, name: str, project: str | None, kind: str | None) -> None:
+def symbol(state: State, name: str, project: str | None, kind: str | None, limit: int) -> None:
     """Find a symbol by name or qualified name."""
-    data = records(state.service().code.find_symbol(name, project=project, kind=kind))
+    found = state.service().code.find_symbol(name, project=project, kind=kind, limit=limit)
+    data = _all_or_say(state, records(found), limit, "symbols")
     state.out.emit(data, hits_view(state.out, data))
+
+
+def _all_or_say(state: State, data: list[Any], limit: int, what: str) -> list[Any]:
+    """The results, saying on stderr when the limit may have cut them: a long answer
+    cut without a word looked complete."""
+    if len(data) >= limit:
+        state.out.err.print(
+            f"the first {limit:,} {what}; there may be more (pass --limit for more)", style="dim"
+        )
+    return data
 
 
 def _tree(node: Tree, items: Any) -> Tree:
@@ -150,11 +162,16 @@ def outline(state: State, file: str, project: str | None) -> None:
 @code.command(epilog="Example:  remembrances code refs upload_file --project app")
 @click.argument("name")
 @click.option("--project", default=None)
+@click.option("-n", "--limit", default=1000, show_default=True)
 @json_option
 @pass_state
-def refs(state: State, name: str, project: str | None) -> None:
+def refs(state: State, name: str, project: str | None, limit: int) -> None:
     """Where an identifier occurs (found by the parser, not by substring)."""
-    data = records(state.service().code.references(name, project=project))
+    found = state.service().code.references(name, project=project, limit=limit)
+    data = _all_or_say(state, records(found), limit, "references")
+    if not data:
+        state.out.emit(data, "no references")
+        return
     several = len({d["project"] for d in data}) > 1  # then "where" names the project
     rows = [
         (

@@ -194,6 +194,7 @@ class IndexReader:
         ``Outer.Inner.run``); when nothing matches exactly, the match ignores case.
         """
         wanted = check_name(name_or_qualified_name, "name").replace("::", ".")
+        limit = check_limit(limit, MAX_SYMBOLS)
         kinds = None
         if kind is not None:  # as search checks them: a typo is an error, "methods" a kind
             kinds = [check_name(k, "kind") for k in ([kind] if isinstance(kind, str) else kind)]
@@ -267,6 +268,7 @@ class IndexReader:
         wanted = check_name(name, "name").replace("::", ".").rsplit(".", 1)[-1]
         if not wanted:
             raise InvalidInputError("name is empty")
+        limit = check_limit(limit, MAX_REFERENCES)
         in_project = check_project_name(project) if project is not None else None
         out: list[Reference] = []
         with self.store.snapshot() as tx:
@@ -315,6 +317,9 @@ def _time(value: Any) -> datetime | None:
 
 #: A line longer than this (minified code) is shown as the stretch around the use.
 MAX_LINE_TEXT = 400
+#: The most symbols one ``find_symbol`` returns, and references one ``references`` does.
+MAX_SYMBOLS = 10_000
+MAX_REFERENCES = 100_000
 
 
 def _around(text: str, column: int) -> str:

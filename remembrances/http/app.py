@@ -429,9 +429,14 @@ def build_app(
         return records(hits)
 
     @v1.get("/code/symbols", tags=["code"])
-    def code_symbols(name: str, project: str | None = None, kind: str | None = None) -> Any:
-        """Symbols by name or qualified name (``Session.send``)."""
-        return records(svc.code.find_symbol(name, project=project, kind=kind))
+    def code_symbols(
+        name: str,
+        project: str | None = None,
+        kind: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
+    ) -> Any:
+        """Symbols by name or qualified name (``Session.send``), the first ``limit``."""
+        return records(svc.code.find_symbol(name, project=project, kind=kind, limit=limit))
 
     @v1.get("/code/outline", tags=["code"])
     def code_outline(file: str, project: str | None = None) -> Any:
@@ -439,9 +444,13 @@ def build_app(
         return records(svc.code.outline(file, project=project))
 
     @v1.get("/code/references", tags=["code"])
-    def code_references(name: str, project: str | None = None) -> Any:
-        """Where an identifier occurs in indexed code."""
-        return records(svc.code.references(name, project=project))
+    def code_references(
+        name: str,
+        project: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=100_000)] = 1000,
+    ) -> Any:
+        """Where an identifier occurs in indexed code, the first ``limit`` places."""
+        return records(svc.code.references(name, project=project, limit=limit))
 
     @v1.get("/code/projects", tags=["code"])
     def code_projects() -> Any:

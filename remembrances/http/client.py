@@ -250,15 +250,16 @@ class _Code:
         return RemoteRecord(self._c.call("POST", "/v1/code/map", body))
 
     def find_symbol(self, name: str, *, project: str | None = None,
-                    kind: str | None = None) -> Any:  # fmt: skip
-        query = {"name": name, "project": project, "kind": kind}
+                    kind: str | None = None, limit: int = 100) -> Any:  # fmt: skip
+        query = {"name": name, "project": project, "kind": kind, "limit": limit}
         return self._c.call("GET", "/v1/code/symbols", query=query)
 
     def outline(self, file: str, *, project: str | None = None) -> Any:
         return self._c.call("GET", "/v1/code/outline", query={"file": file, "project": project})
 
-    def references(self, name: str, *, project: str | None = None) -> Any:
-        return self._c.call("GET", "/v1/code/references", query={"name": name, "project": project})
+    def references(self, name: str, *, project: str | None = None, limit: int = 1000) -> Any:
+        query = {"name": name, "project": project, "limit": limit}
+        return self._c.call("GET", "/v1/code/references", query=query)
 
     def projects(self) -> Any:
         return self._c.call("GET", "/v1/code/projects")

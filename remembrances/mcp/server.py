@@ -105,6 +105,16 @@ def _hits(items: Any, empty: str) -> CallToolResult:
     return _result(message, {"results": data, "count": len(data)})
 
 
+def _cut(result: CallToolResult, found: int, limit: int, what: str) -> CallToolResult:
+    """Say in the text when the limit may have cut the list: cut without a word, the
+    first 100 of 929 ``__init__`` methods looked like all of them."""
+    if found >= limit:
+        block = result.content[0]
+        assert isinstance(block, TextContent)
+        block.text += f"\n\n(the first {limit:,} {what}; there may be more: pass a larger limit)"
+    return result
+
+
 def _summary(obj: Any) -> CallToolResult:
     message, data = render.summary(obj)
     return _result(message, data)
@@ -391,9 +401,11 @@ def build_server(
         name: Annotated[str, Field(description="A name or qualified name, e.g. Session.send.")],
         project: str | None = None,
         kind: str | None = None,
+        limit: Annotated[int, Field(ge=1, le=10_000, strict=True)] = 100,
     ) -> CallToolResult:
-        """Find symbols by name or qualified name."""
-        return _hits(svc.code.find_symbol(name, project=project, kind=kind), f"No symbol {name!r}.")
+        """Find symbols by name or qualified name (the first ``limit``)."""
+        found = svc.code.find_symbol(name, project=project, kind=kind, limit=limit)
+        return _cut(_hits(found, f"No symbol {name!r}."), len(found), limit, "symbols")
 
     @tool(READ)
     def code_outline(
@@ -405,9 +417,15 @@ def build_server(
         return _result(message, {"file": file, "outline": data})
 
     @tool(READ)
-    def code_references(name: str, project: str | None = None) -> CallToolResult:
-        """Where an identifier occurs in indexed code (syntax-aware, not substring)."""
-        return _hits(svc.code.references(name, project=project), f"No references to {name!r}.")
+    def code_references(
+        name: str,
+        project: str | None = None,
+        limit: Annotated[int, Field(ge=1, le=100_000, strict=True)] = 1000,
+    ) -> CallToolResult:
+        """Where an identifier occurs in indexed code (syntax-aware, not substring; the
+        first ``limit`` places)."""
+        found = svc.code.references(name, project=project, limit=limit)
+        return _cut(_hits(found, f"No references to {name!r}."), len(found), limit, "places")
 
     @tool(READ)
     def code_repo_map(

@@ -251,6 +251,30 @@ def test_code_index_search_symbol_outline_refs_projects_rm(run: Run, repo: Path)
     assert as_json(run("code", "projects", "--json")) == []
 
 
+def test_code_symbol_and_refs_say_when_the_limit_may_have_cut_them(
+    run: Run, tmp_path: Path
+) -> None:
+    # 100 of 929 `__init__` methods and 1,000 of 5,089 uses looked complete, and there
+    # was no --limit
+    repo = tmp_path / "many"
+    repo.mkdir()
+    (repo / "classes.py").write_text(
+        "".join(f"class C{i}:\n    def __init__(self):\n        C0()\n" for i in range(120))
+    )
+    assert run("code", "index", str(repo), "--project", "many").exit_code == 0
+    first = run("code", "symbol", "__init__", "--json")
+    assert len(as_json(first)) == 100 and "there may be more" in first.stderr
+    every = run("code", "symbol", "__init__", "--json", "-n", "500")
+    assert len(as_json(every)) == 120 and "there may be more" not in every.stderr
+    refs = run("code", "refs", "C0", "--json", "--limit", "50")
+    assert len(as_json(refs)) == 50 and "the first 50 references" in refs.stderr
+    assert len(as_json(run("code", "refs", "C0", "--json"))) == 121
+    bad = run("code", "symbol", "__init__", "-n", "0")
+    assert bad.exit_code == 1 and "-n/--limit must be an integer from 1 to 10000" in bad.stderr
+    # nothing found: said, not an empty table
+    assert run("code", "refs", "nowhere").stdout.strip() == "no references"
+
+
 def test_code_refs_name_the_project_when_there_are_several(
     run: Run, repo: Path, tmp_path: Path
 ) -> None:

@@ -117,6 +117,9 @@ def test_code_round_trip(server: Server, http: httpx.Client) -> None:
     assert outline[0]["children"][0]["name"] == "upload_file"  # type: ignore[index]
     refs = ok(http.get("/v1/code/references", params={"name": "retry", "project": "app"}))
     assert len(refs) >= 2  # type: ignore[arg-type]
+    one = {"name": "retry", "project": "app", "limit": 1}
+    assert len(ok(http.get("/v1/code/references", params=one))) == 1  # type: ignore[arg-type]
+    assert http.get("/v1/code/symbols", params={"name": "retry", "limit": 0}).status_code == 422
     assert [p["name"] for p in ok(http.get("/v1/code/projects"))] == ["app"]  # type: ignore[union-attr]
     assert ok(http.delete("/v1/code/projects/app")) == {"project": "app", "files": 1}
     assert ok(http.get("/v1/code/projects")) == []

@@ -182,6 +182,10 @@ def test_code_tools(drive: Drive, workspace: Path) -> None:
         refs = await call(session, "code_references", name="upload_file", project="app")
         lines = sorted(r["line"] for r in refs.structured_content["results"])
         assert lines == [4, 13]
+        assert "there may be more" not in text_of(refs)
+        one = await call(session, "code_references", name="upload_file", limit=1)
+        assert one.structured_content["count"] == 1
+        assert "(the first 1 places; there may be more" in text_of(one)
 
         projects = await call(session, "code_projects")
         assert [p["name"] for p in projects.structured_content["projects"]] == ["app"]
