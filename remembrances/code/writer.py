@@ -181,6 +181,8 @@ class IndexWriter:
                     progress("parsed", done, len(changed))
         if batch:
             write_time += self._write(project_id, name, batch, report)
+        if progress is not None and changed:  # the last batch is rarely a full one
+            progress("parsed", done, len(changed))
         timings["parsing"] = max(time.perf_counter() - mark - write_time, 0.0)
 
         mark = time.perf_counter()

@@ -54,6 +54,10 @@ def test_report_counts_and_timings(code: CodeIndexer, repo: Path, embedder: Hash
     report = code.index(repo, project="shop", progress=lambda *a: calls.append(a))
     phases = [c[0] for c in calls]
     assert phases[0] == "hashed" and "written" in phases and phases[-1] == "embedded"
+    # fewer files than a write batch: parsing still ends at its total (a terminal's bar
+    # stopped at the last full batch, "parsed 768/798")
+    parsed = [c for c in calls if c[0] == "parsed"]
+    assert parsed and parsed[-1][1] == parsed[-1][2] >= report.files_indexed
     assert calls[-1][1] == calls[-1][2] == report.embedded_chunks
     assert report.symbols == code.stats("shop").symbols > 60
     assert report.chunks == code.stats("shop").chunks
