@@ -15,8 +15,8 @@ there, are in ``docs/discovery.md``):
   output such as ``build/`` and ``vendor/``);
 - hidden files and directories, when the layer asks;
 - symlinks are followed while they stay inside the folder; a link out of it, a
-  broken link, a loop, a name that is not UTF-8 and an unreadable directory are
-  reported with their reason.
+  broken link, a loop, a link to a directory or file found under its own path, a
+  name that is not UTF-8 and an unreadable directory are reported with their reason.
 
 Ignored and excluded paths are not reported: they are not part of the folder as
 git sees it. What a file holds (binary, too large, not UTF-8) is the reader's
@@ -228,6 +228,9 @@ def discover(
     # Directory links are walked after the real directories, so that those keep
     # their own paths and a link to one of them is reported, not walked twice.
     deferred: list[tuple[str, list[_Rules], tuple[int, int]]] = []
+    # Likewise file links: one to a file found under its own path is a second copy.
+    seen_files: set[tuple[int, int]] = set()
+    linked_files: list[tuple[FoundFile, tuple[int, int]]] = []
     while stack or deferred:
         if not stack:
             link, link_rules, key = deferred.pop(0)
@@ -283,8 +286,19 @@ def discover(
                 continue
             if not stat.S_ISREG(st.st_mode) or _ignored(every, rel, False):
                 continue
-            found.files.append(FoundFile(directory / entry.name, rel, st.st_size, st.st_mtime_ns))
+            file = FoundFile(directory / entry.name, rel, st.st_size, st.st_mtime_ns)
+            if is_link:
+                linked_files.append((file, (st.st_dev, st.st_ino)))
+            else:
+                seen_files.add((st.st_dev, st.st_ino))
+                found.files.append(file)
         stack.extend(reversed(subdirs))
+    for file, key in sorted(linked_files, key=lambda item: item[0].relative):
+        if key in seen_files:
+            found.skipped.append(SkippedFile(file.relative, "symlink to a file already indexed"))
+        else:  # its target is not part of the walk (ignored, say): the link is its one copy
+            seen_files.add(key)
+            found.files.append(file)
     found.files.sort(key=lambda f: f.relative)
     found.skipped.sort(key=lambda s: s.path)
     return found

@@ -124,18 +124,25 @@ def test_links_loops_and_odd_names_are_reported_with_reasons(tmp_path: Path) -> 
     os.symlink("..", root / "real" / "loop")
     os.symlink(root / "real", root / "alias")
     os.symlink(root / "real" / "a.md", root / "inside.md")
+    write(root / "drafts" / "b.md", "b\n")  # ignored, so its link is its one copy
+    write(root / ".gitignore", "drafts/\n")
+    os.symlink(root / "drafts" / "b.md", root / "b-link.md")
+    os.symlink(root / "drafts" / "b.md", root / "b-link2.md")
     write(root / os.fsdecode(b"caf\xe9.md"), "latin-1 name\n")
     found = discover(root, outside="the folder")
     reasons = {s.path: s.reason for s in found.skipped}
     assert reasons == {
         "alias": "symlink to a directory already indexed",
+        # a second copy of every symbol and passage in search, references and the map
+        "inside.md": "symlink to a file already indexed",
+        "b-link2.md": "symlink to a file already indexed",
         "caf\ufffd.md": "file name is not valid UTF-8",
         "dangling.md": "broken symlink",
         "leak.md": "symlink to a path outside the folder",
         "leakdir": "symlink to a path outside the folder",
         "real/loop": "symlink loop (points to a directory that contains it)",
     }
-    assert [f.relative for f in found.files] == ["inside.md", "real/a.md"]
+    assert [f.relative for f in found.files] == [".gitignore", "b-link.md", "real/a.md"]
 
 
 def test_binary_oversized_and_unreadable_files_are_skipped_with_reasons(
