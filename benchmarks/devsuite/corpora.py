@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -209,6 +210,12 @@ def code_files(root: Path) -> list[Path]:
     return files
 
 
+def test_files(unpacked: Path) -> list[Path]:
+    """The ``.py`` files of the sdist's ``tests/`` folder, in a stable order."""
+    folder = unpacked / "tests"
+    return sorted(folder.rglob("*.py")) if folder.is_dir() else []
+
+
 def tree_hash(root: Path, files: list[Path], salt: str = "") -> str:
     digest = hashlib.sha256((PREPARATION_VERSION + salt).encode())
     for path in files:
@@ -217,12 +224,25 @@ def tree_hash(root: Path, files: list[Path], salt: str = "") -> str:
     return digest.hexdigest()[:16]
 
 
-def copy_tree(files: list[Path], src_root: Path, dest: Path) -> None:
-    """Copy ``files`` under ``dest`` (replacing what was there), keeping relative paths."""
+def copy_tree(
+    files: list[Path],
+    src_root: Path,
+    dest: Path,
+    *,
+    tests: Sequence[Path] = (),
+    unpacked: Path | None = None,
+) -> None:
+    """Copy ``files`` under ``dest`` (replacing what was there), keeping their paths
+    relative to ``src_root``; ``tests`` go under ``dest/tests`` with their paths in the
+    sdist's ``tests/`` folder (``unpacked/tests``)."""
     staging = dest.with_name(dest.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
-    for path in files:
-        target = staging / path.relative_to(src_root)
+    pairs = [(path, path.relative_to(src_root)) for path in files]
+    if tests:
+        assert unpacked is not None
+        pairs += [(path, path.relative_to(unpacked)) for path in tests]
+    for path, relative in pairs:
+        target = staging / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
     shutil.rmtree(dest, ignore_errors=True)

@@ -96,7 +96,7 @@ class Hit:
 @dataclass
 class SetSpec:
     name: str
-    kind: str  # "docs" | "code" | "selfsup"
+    kind: str  # "docs" | "code" | "tested" (code and its tests) | "selfsup"
     project: str
 
     @property
@@ -110,6 +110,9 @@ def all_sets() -> dict[str, SetSpec]:
         data = json.loads(path.read_text())
         spec = SetSpec(f"{data['kind']}-{data['project']}", data["kind"], data["project"])
         specs[spec.name] = spec
+    for spec in [s for s in specs.values() if s.kind == "code"]:
+        # The same questions over the library with its tests, as a repository holds it.
+        specs[f"tested-{spec.project}"] = SetSpec(f"tested-{spec.project}", "tested", spec.project)
     for lib in SELFSUP_LIBRARIES:
         specs[f"selfsup-{lib}"] = SetSpec(f"selfsup-{lib}", "selfsup", lib)
     return specs
@@ -175,7 +178,11 @@ def prepare(spec: SetSpec, cache: Path) -> Corpus:
         raise ValueError(f"{project.name} has no {spec.kind} folder configured")
     src = unpacked / sub
     files = corpora.doc_files(src) if spec.kind == "docs" else corpora.code_files(src)
-    key = corpora.tree_hash(src, files, selfsup.VERSION if spec.kind == "selfsup" else "")
+    tests = corpora.test_files(unpacked) if spec.kind == "tested" else []
+    salt = selfsup.VERSION if spec.kind == "selfsup" else ""
+    key = corpora.tree_hash(src, files, salt)
+    if tests:
+        key = corpora.tree_hash(unpacked, tests, key)
     root = cache / "corpora" / f"{spec.kind}-{project.key}-{key}"
     if spec.kind == "selfsup":
         # The questions are derived again each time (cheap, deterministic).
@@ -187,10 +194,9 @@ def prepare(spec: SetSpec, cache: Path) -> Corpus:
         raw = selfsup.questions(selfsup.docstrings(files, src), spec.project)
     else:
         if not root.exists():
-            corpora.copy_tree(files, src, root)
-        raw = json.loads((QUESTIONS_DIR / f"{spec.kind}_{spec.project}.json").read_text())[
-            "questions"
-        ]
+            corpora.copy_tree(files, src, root, tests=tests, unpacked=unpacked)
+        asked = "code" if spec.kind == "tested" else spec.kind
+        raw = json.loads((QUESTIONS_DIR / f"{asked}_{spec.project}.json").read_text())["questions"]
     prepared = sorted(p for p in root.rglob("*") if p.is_file())
     split = halves([str(item["q"]) for item in raw])
     questions = [_question(spec, item, split) for item in raw]

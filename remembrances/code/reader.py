@@ -97,6 +97,7 @@ class IndexReader:
             kind_list = [kinds] if isinstance(kinds, str) else list(kinds)
             checked = [check_name(k, "kind") for k in kind_list]
             where["kind"] = check_choices(checked, self._symbol_kinds(), "symbol kind")
+        in_tests = False  # a search limited to a test folder: tests keep their scores
         if path is not None:
             prefix = check_name(path, "path").replace("\\", "/").strip("/")
             if prefix.startswith("./"):
@@ -108,6 +109,7 @@ class IndexReader:
                     where["path"] = prefix
                 else:
                     where["path"] = {"$gte": prefix + "/", "$lt": prefix + "0"}
+                in_tests = ranking.is_test(prefix if is_file else prefix + "/")
         collection = check_project_name(project) if project is not None else None
         if self.store.embedder is None and mode == "hybrid":
             mode = "text"  # a file opened without an embedder still answers by words
@@ -133,7 +135,8 @@ class IndexReader:
             collection=collection,
             where=where or None,
         )
-        ranked = [r for r in ranking.rescored(self.store, query, results) if r.score >= min_score]
+        rescored = ranking.rescored(self.store, query, results, tests=in_tests)
+        ranked = [r for r in rescored if r.score >= min_score]
         return self._hits(ranking.one_per_symbol(ranked, limit))
 
     def _symbol_kinds(self) -> set[str]:

@@ -11,7 +11,7 @@ import pytest
 
 import remembrances
 from remembrances import RemembrancesService, Store, fusion
-from remembrances.code import CodeHit, CodeIndexer
+from remembrances.code import CodeHit, CodeIndexer, ranking
 from remembrances.code.ranking import (
     code_words,
     enclosing_matches,
@@ -451,3 +451,56 @@ def test_a_long_symbol_is_one_hit(code: CodeIndexer, tmp_path: Path) -> None:
     hits = code.search("checksum total data", project="long", limit=10)
     assert [h.qualified_name for h in hits].count("checksum") == 1
     assert {h.qualified_name for h in hits} == {"checksum", "checksum_step"}
+
+
+def test_tests_lose_most_of_their_score_unless_the_question_is_about_tests(
+    code: CodeIndexer, tmp_path: Path
+) -> None:
+    # a test names what it tests and reads like the question, so with a project's tests
+    # indexed they took the top places (devsuite code sets with tests: 0.754 -> 0.648)
+    root = tmp_path / "web"
+    (root / "web").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "web" / "cookies.py").write_text(
+        'def set_cookie(response, name, value):\n    """Set a cookie on the response."""\n'
+        "    response.headers['Set-Cookie'] = f'{name}={value}'\n"
+    )
+    (root / "tests" / "test_cookies.py").write_text(
+        "from web.cookies import set_cookie\n\n"
+        "def test_set_cookie_on_the_response():\n"
+        "    set_cookie(response, 'a', 'b')  # set a cookie on the response\n"
+    )
+    code.index(root)
+
+    def score(query: str, **kw: object) -> dict[str, float]:
+        return {h.path: h.score for h in code.search(query, mode="hybrid", **kw)}  # type: ignore[arg-type]
+
+    plain = score("set a cookie on the response")
+    asked = score("set a cookie on the response", path="tests")
+    assert max(plain, key=plain.__getitem__) == "web/cookies.py"
+    assert plain["tests/test_cookies.py"] == pytest.approx(
+        asked["tests/test_cookies.py"] * ranking.TEST_FILE_FACTOR
+    )
+    question = "which tests set a cookie on the response"
+    about_tests, in_tests = score(question), score(question, path="tests")
+    assert about_tests["tests/test_cookies.py"] == pytest.approx(in_tests["tests/test_cookies.py"])
+
+
+@pytest.mark.parametrize(
+    ("path", "test"),
+    [
+        ("tests/test_app.py", True),
+        ("pkg/tests/helpers.py", True),
+        ("src/app_test.go", True),
+        ("web/button.spec.tsx", True),
+        ("lib/util.test.js", True),
+        ("src/test/java/AppTest.java", True),
+        ("conftest.py", True),
+        ("click/testing.py", False),  # the library's own test helpers
+        ("werkzeug/test.py", False),
+        ("src/contest.py", False),
+        ("latest/app.py", False),
+    ],
+)
+def test_what_counts_as_a_test_file(path: str, test: bool) -> None:
+    assert ranking.is_test(path) is test
