@@ -15,8 +15,9 @@ there, are in ``docs/discovery.md``):
   output such as ``build/`` and ``vendor/``);
 - hidden files and directories, when the layer asks;
 - symlinks are followed while they stay inside the folder; a link out of it, a
-  broken link, a loop, a link to a directory or file found under its own path, a
-  name that is not UTF-8 and an unreadable directory are reported with their reason.
+  broken link, a loop, a link to a directory found under its own path, a name that
+  is not UTF-8 and an unreadable directory are reported with their reason; a layer
+  drops the links to files it reads under their own paths (:func:`one_copy_each`).
 
 Ignored and excluded paths are not reported: they are not part of the folder as
 git sees it. What a file holds (binary, too large, not UTF-8) is the reader's
@@ -92,12 +93,16 @@ class FoundFile:
     relative: str  # to the walked folder, with forward slashes
     size: int
     mtime_ns: int
+    #: (device, inode) of the file (a link's target): :func:`one_copy_each` drops a
+    #: link to a file that is read under its own path too.
+    identity: tuple[int, int] = (0, 0)
+    is_link: bool = False
 
     @classmethod
     def at(cls, path: Path, relative: str) -> FoundFile:
         """One file given by name (not found by a walk)."""
         st = path.stat()
-        return cls(path, relative, st.st_size, st.st_mtime_ns)
+        return cls(path, relative, st.st_size, st.st_mtime_ns, (st.st_dev, st.st_ino))
 
 
 @dataclass
@@ -228,9 +233,6 @@ def discover(
     # Directory links are walked after the real directories, so that those keep
     # their own paths and a link to one of them is reported, not walked twice.
     deferred: list[tuple[str, list[_Rules], tuple[int, int]]] = []
-    # Likewise file links: one to a file found under its own path is a second copy.
-    seen_files: set[tuple[int, int]] = set()
-    linked_files: list[tuple[FoundFile, tuple[int, int]]] = []
     while stack or deferred:
         if not stack:
             link, link_rules, key = deferred.pop(0)
@@ -286,22 +288,34 @@ def discover(
                 continue
             if not stat.S_ISREG(st.st_mode) or _ignored(every, rel, False):
                 continue
-            file = FoundFile(directory / entry.name, rel, st.st_size, st.st_mtime_ns)
-            if is_link:
-                linked_files.append((file, (st.st_dev, st.st_ino)))
-            else:
-                seen_files.add((st.st_dev, st.st_ino))
-                found.files.append(file)
+            identity = (st.st_dev, st.st_ino)
+            found.files.append(
+                FoundFile(
+                    directory / entry.name, rel, st.st_size, st.st_mtime_ns, identity, is_link
+                )
+            )
         stack.extend(reversed(subdirs))
-    for file, key in sorted(linked_files, key=lambda item: item[0].relative):
-        if key in seen_files:
-            found.skipped.append(SkippedFile(file.relative, "symlink to a file already indexed"))
-        else:  # its target is not part of the walk (ignored, say): the link is its one copy
-            seen_files.add(key)
-            found.files.append(file)
     found.files.sort(key=lambda f: f.relative)
     found.skipped.sort(key=lambda s: s.path)
     return found
+
+
+def one_copy_each(files: Sequence[FoundFile]) -> tuple[list[FoundFile], list[SkippedFile]]:
+    """``files`` without the symlinks to a file that is among them under its own path (or
+    under an earlier link's): a second copy of every symbol and passage in search,
+    references and the map. Run on the files a layer selected, not on all it walked: a
+    link whose target was not selected (``*.md`` linking to a ``.txt``) is its one copy."""
+    kept = {f.identity for f in files if not f.is_link}
+    out: list[FoundFile] = []
+    copies: list[SkippedFile] = []
+    for f in files:
+        if f.is_link:
+            if f.identity in kept:
+                copies.append(SkippedFile(f.relative, "symlink to a file already indexed"))
+                continue
+            kept.add(f.identity)
+        out.append(f)
+    return out, copies
 
 
 def _link_reason(root: Path, link: str) -> str:

@@ -14,7 +14,7 @@ import pytest
 
 from remembrances import Store
 from remembrances.code import CodeIndexer
-from remembrances.discovery import discover
+from remembrances.discovery import discover, one_copy_each
 from remembrances.kb import KnowledgeBase
 
 
@@ -133,16 +133,43 @@ def test_links_loops_and_odd_names_are_reported_with_reasons(tmp_path: Path) -> 
     reasons = {s.path: s.reason for s in found.skipped}
     assert reasons == {
         "alias": "symlink to a directory already indexed",
-        # a second copy of every symbol and passage in search, references and the map
-        "inside.md": "symlink to a file already indexed",
-        "b-link2.md": "symlink to a file already indexed",
         "caf\ufffd.md": "file name is not valid UTF-8",
         "dangling.md": "broken symlink",
         "leak.md": "symlink to a path outside the folder",
         "leakdir": "symlink to a path outside the folder",
         "real/loop": "symlink loop (points to a directory that contains it)",
     }
-    assert [f.relative for f in found.files] == [".gitignore", "b-link.md", "real/a.md"]
+    assert [f.relative for f in found.files] == [
+        ".gitignore",
+        "b-link.md",
+        "b-link2.md",
+        "inside.md",
+        "real/a.md",
+    ]
+    # a link to a file read under its own path (or an earlier link's) is a second copy
+    # of every symbol and passage; one to a file that is not read (ignored) is its copy
+    kept, copies = one_copy_each(found.files)
+    assert [f.relative for f in kept] == [".gitignore", "b-link.md", "real/a.md"]
+    assert [(s.path, s.reason) for s in copies] == [
+        ("b-link2.md", "symlink to a file already indexed"),
+        ("inside.md", "symlink to a file already indexed"),
+    ]
+
+
+def test_a_link_is_read_when_its_target_is_not(store: Store, tmp_path: Path) -> None:
+    # the target walked but not selected (another extension, an unsupported file type):
+    # the link is the one copy, not "already indexed" with its content lost
+    write(tmp_path / "notes" / "raw" / "meeting.txt", "Decided to ship on Friday.\n")
+    os.symlink(tmp_path / "notes" / "raw" / "meeting.txt", tmp_path / "notes" / "meeting.md")
+    kb = KnowledgeBase(store)
+    report = kb.ingest(tmp_path / "notes", patterns=["*.md"])
+    assert report.added == ["meeting.md"] and report.skipped == []
+    write(tmp_path / "repo" / "bin" / "deploy", "def deploy_release():\n    pass\n")
+    os.symlink(tmp_path / "repo" / "bin" / "deploy", tmp_path / "repo" / "deploy.py")
+    code = CodeIndexer(store, workers=1)
+    indexed = code.index(tmp_path / "repo", project="repo", embed=False)
+    assert [(s.path, s.reason) for s in indexed.skipped] == [("bin/deploy", "unsupported file type")]
+    assert [s.path for s in code.find_symbol("deploy_release")] == ["deploy.py"]
 
 
 def test_binary_oversized_and_unreadable_files_are_skipped_with_reasons(

@@ -21,6 +21,7 @@ from ..discovery import (
     GENERATED_FILES,
     NEVER_CONTENT_DIRS,
     SkippedFile,
+    one_copy_each,
     too_large,
 )
 from ..discovery import discover as walk
@@ -74,13 +75,18 @@ def discover(
         outside="the project",
     )
     found = Discovery(skipped=walked.skipped)
+    candidates = []
     for item in walked.files:
         language = language_for_path(item.path.name)
         if language is None:
             found.skipped.append(SkippedFile(item.relative, "unsupported file type"))
-            continue
-        if wanted is not None and language not in wanted:
-            continue
+        elif wanted is None or language in wanted:
+            candidates.append(item)
+    readable, copies = one_copy_each(candidates)
+    found.skipped += copies
+    for item in readable:
+        language = language_for_path(item.path.name)
+        assert language is not None
         large = too_large(item.size, max_file_bytes)
         if large is not None:
             found.skipped.append(SkippedFile(item.relative, large))

@@ -19,7 +19,7 @@ from typing import Any
 
 import pathspec
 
-from ..discovery import FoundFile, SkippedFile, is_binary, too_large
+from ..discovery import FoundFile, SkippedFile, is_binary, one_copy_each, too_large
 from ..discovery import discover as walk
 from ..errors import InvalidInputError
 
@@ -88,10 +88,13 @@ def discover(
     wanted = file_patterns(patterns)
     walked = walk(root, hidden=include_hidden, outside="the ingested folder")
     found = Discovery(skipped=walked.skipped)
+    selected = []
     for item in walked.files:
         found.visible.add(str(item.path))
         if wanted.match_file(item.relative):
-            found.files.append(item)
+            selected.append(item)
+    found.files, copies = one_copy_each(selected)
+    found.skipped = sorted(found.skipped + copies, key=lambda s: s.path)
     return found
 
 
