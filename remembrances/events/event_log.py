@@ -387,6 +387,7 @@ class EventLog:
                 return LoggedConversation(session, user, [], len(turns), skipped)
             taken = [e.position or 0 for e in stored] + [r.position for r in removed]
             start = max(taken, default=-1) + 1
+            seen = (len(stored), start - 1)
             recorded = now_utc()
             rows = []
             for offset, turn in enumerate(new):
@@ -406,8 +407,8 @@ class EventLog:
             prepared = self.store.prepare(chunks, progress=progress).chunks
             recorded_us = to_micros(recorded)
             with self._write_lock, self.store.transaction() as tx:
-                if self._table.session_size(tx, session) != len(stored):
-                    continue  # another writer added turns meanwhile: align again
+                if self._table.session_state(tx, session) != seen:
+                    continue  # another writer added or removed turns meanwhile: align again
                 ids = []
                 for (turn, position, occurred_us, metadata_json), chunk in zip(
                     rows, prepared, strict=True

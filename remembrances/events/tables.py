@@ -208,10 +208,18 @@ class Events:
             ).scalar()
         )
 
-    def session_size(self, tx: Transaction, session: str) -> int:
-        return int(
-            tx.execute("SELECT count(*) AS n FROM events WHERE session = ?", (session,)).scalar()
-        )
+    def session_state(self, tx: Transaction, session: str) -> tuple[int, int]:
+        """How many turns a session holds, and the highest position it has taken (its
+        removed turns' too): a writer that read them has seen every change since."""
+        row = tx.execute(
+            "SELECT (SELECT count(*) FROM events WHERE session = ?) AS n, "
+            "(SELECT max(position) FROM events WHERE session = ?) AS stored, "
+            "(SELECT max(position) FROM removed_turns WHERE session = ?) AS removed",
+            (session, session, session),
+        ).fetchone()
+        assert row is not None
+        highest = max([-1, *(int(v) for v in (row["stored"], row["removed"]) if v is not None)])
+        return int(row["n"]), highest
 
     def by_keys(self, tx: Transaction, keys: Sequence[str]) -> list[Row]:
         """Events by dedup key; each row also has its ``dedup_key``."""

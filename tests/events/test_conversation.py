@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import pytest
 
 from remembrances import InvalidInputError, Store
@@ -590,3 +592,65 @@ def test_a_users_turn_is_labelled_with_whose_it_is(store: Store, events: EventLo
     assert plain.label == "ops · 2026-11-20 10:00 UTC"
     (hit,) = store.search("hi there", kind="event", limit=1)  # a store hit says it too
     assert hit.label == "user (alice) · 2026-11-20 10:00 UTC"
+
+
+class ChangingWhileEmbedding(HashEmbedder):
+    """Embeds as hash:64; when it first embeds "from A", another writer (a second
+    memory on the same file) runs ``meanwhile``: between the session's read and write."""
+
+    def __init__(self, location: str, meanwhile: Any) -> None:
+        super().__init__(64)
+        self.location = location
+        self.meanwhile = meanwhile
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if self.meanwhile is not None and any("from A" in t for t in texts):
+            meanwhile, self.meanwhile = self.meanwhile, None
+            with Store(self.location, embedder=HashEmbedder(64)) as store:
+                meanwhile(EventLog(store))
+        return super().embed_documents(texts)
+
+
+def _said(n: int) -> list[dict[str, str]]:
+    return [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"say {i}"} for i in range(n)
+    ]
+
+
+def test_a_turn_removed_and_one_added_meanwhile_make_the_writer_align_again(
+    location: str,
+) -> None:
+    # the write checked only the number of turns: one deleted and one logged meanwhile
+    # left it equal, and the writer took the position the other had (a UNIQUE error)
+    with Store(location, embedder=HashEmbedder(64)) as store:
+        EventLog(store).log_conversation(_said(5), session="s")
+
+    def meanwhile(other: EventLog) -> None:
+        other.delete(other.turns("s")[-1].id)
+        other.log_conversation([{"role": "user", "content": "from B"}], session="s")
+
+    with Store(location, embedder=ChangingWhileEmbedding(location, meanwhile)) as store:
+        log = EventLog(store)
+        said = [*_said(5), {"role": "user", "content": "from A"}]
+        # aligned again, the transcript disagrees with what the session now holds
+        with pytest.raises(InvalidInputError, match="message 5 differs from turn 5"):
+            log.log_conversation(said, session="s")
+        assert [t.content for t in log.turns("s")] == [*(f"say {i}" for i in range(4)), "from B"]
+
+
+def test_turns_pruned_meanwhile_are_not_written_back(location: str) -> None:
+    # another writer logged the transcript and it was pruned before this write: the
+    # session held no turns either way, and the pruned turns were written back
+    old = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def meanwhile(other: EventLog) -> None:
+        other.log_conversation(_said(4), session="s", at=old)
+        other.prune(older_than=datetime(2026, 6, 1, tzinfo=UTC))
+
+    with Store(location, embedder=ChangingWhileEmbedding(location, meanwhile)) as store:
+        log = EventLog(store)
+        logged = log.log_conversation(
+            [*_said(4), {"role": "user", "content": "from A"}], session="s"
+        )
+        assert [(t.position, t.content) for t in logged.added] == [(4, "from A")]
+        assert [t.content for t in log.turns("s")] == ["from A"]
