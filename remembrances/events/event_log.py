@@ -76,6 +76,8 @@ MAX_WINDOW = 20
 #: Removed turns remembered per session (by digest): a client that sends the latest
 #: messages of a session whose turns were all pruned lines up with at most this many.
 REMOVED_KEPT = 64
+#: Turns read at once to take their digests before they are removed.
+REMOVED_BATCH = 500
 
 
 class _Said(NamedTuple):
@@ -626,14 +628,17 @@ class EventLog:
         return len(rows)
 
     def _remove(self, tx: Transaction, rows: Sequence[Row]) -> None:
-        """Delete events and their chunks. A conversation turn leaves its digest behind
-        (the latest ``REMOVED_KEPT`` of each session), so that the transcript sent again
-        does not bring it back."""
+        """Delete events (rows with ``id`` and ``session``) and their chunks. A
+        conversation turn leaves its digest behind (the latest ``REMOVED_KEPT`` of each
+        session), so that the transcript sent again does not bring it back; turns are
+        read a batch at a time, and plain events not at all."""
+        turns = [int(r["id"]) for r in rows if r["session"] is not None]
         sessions: set[str] = set()
-        for row in rows:
-            if row["session"] is not None:
+        for start in range(0, len(turns), REMOVED_BATCH):
+            for row in self._table.by_ids(tx, turns[start : start + REMOVED_BATCH]):
                 self._table.add_removed(tx, row, turn_digest(row["subject"], row["content"]))
                 sessions.add(row["session"])
+        for row in rows:
             self._table.delete(tx, int(row["id"]))
             self.store.delete_source(KIND, str(row["id"]), collection=COLLECTION)
         for session in sessions:

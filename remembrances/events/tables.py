@@ -310,7 +310,8 @@ class Events:
         ).fetchall()
 
     def before(self, tx: Transaction, cutoff_us: int, subjects: list[str] | None) -> list[Row]:
-        sql = f"SELECT {COLUMNS} FROM events WHERE occurred_us < ?"
+        """The ``id`` and ``session`` of the events that happened before the cut-off."""
+        sql = "SELECT id, session FROM events WHERE occurred_us < ?"
         params: list[Any] = [cutoff_us]
         if subjects is not None:
             sql += f" AND subject IN ({marks(len(subjects))})"
