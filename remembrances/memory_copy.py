@@ -157,10 +157,17 @@ def _copy(src: Store, dst: Store, replace: bool, progress: Progress | None) -> C
     present = [layer for layer in layers() if src.meta(f"schema:{layer.name}") is not None]
     for layer in present:
         version = int(src.meta(f"schema:{layer.name}") or 0)
-        if version > len(layer.migrations[src.engine.dialect]):
+        steps = len(layer.migrations[src.engine.dialect])
+        if version > steps:
             raise SchemaVersionError(
                 f"{src.path}'s {layer.name} schema is version {version}, newer than this "
                 "version of remembrances understands; upgrade remembrances to copy it"
+            )
+        if version < steps:  # its rows would be stamped new without the steps' changes
+            raise SchemaVersionError(
+                f"{src.path} was written by an older remembrances ({layer.name} schema "
+                f"{version}, this version uses {steps}); upgrade it once with "
+                f"`remembrances --db {src.path} init`, then copy it"
             )
         dst.migrate(layer.name, layer.migrations)
     tables = [t for layer in layers() if dst.meta(f"schema:{layer.name}") for t in layer.tables]
@@ -178,8 +185,8 @@ def _copy(src: Store, dst: Store, replace: bool, progress: Progress | None) -> C
         replaced=bool(held),
     )
     recorded = (dst.embedder_name, dst.dim)
+    source_tables = [t for layer in present for t in layer.tables]
     with src.snapshot() as rtx, dst.transaction() as wtx:
-        source_tables = [t for layer in present for t in layer.tables if row_copy.has_table(rtx, t)]
         total = src.count() + sum(row_copy.count_rows(rtx, t) for t in source_tables)
         done = 0
         if held:

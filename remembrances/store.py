@@ -595,6 +595,8 @@ class Store:
                 "SELECT count(*) AS n FROM "
                 "(SELECT DISTINCT kind, collection, source FROM chunks) AS s"
             ).scalar()
+            # the file's, which a read-only open of an older one does not raise
+            version = tx.execute("SELECT value FROM meta WHERE key = 'schema:store'").scalar()
         return {
             "path": self.path,
             "chunks": total,
@@ -604,7 +606,7 @@ class Store:
             "cached_embeddings": cached,
             "embedder": self.embedder_name,
             "dim": self.dim,
-            "schema_version": self.engine.schema_version,
+            "schema_version": int(version or 0),
             "file_bytes": self.engine.size_bytes(),
             "index_bytes": self.engine.index_bytes(),
         }

@@ -168,7 +168,9 @@ def test_a_link_is_read_when_its_target_is_not(store: Store, tmp_path: Path) -> 
     os.symlink(tmp_path / "repo" / "bin" / "deploy", tmp_path / "repo" / "deploy.py")
     code = CodeIndexer(store, workers=1)
     indexed = code.index(tmp_path / "repo", project="repo", embed=False)
-    assert [(s.path, s.reason) for s in indexed.skipped] == [("bin/deploy", "unsupported file type")]
+    assert [(s.path, s.reason) for s in indexed.skipped] == [
+        ("bin/deploy", "unsupported file type")
+    ]
     assert [s.path for s in code.find_symbol("deploy_release")] == ["deploy.py"]
 
 

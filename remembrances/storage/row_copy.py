@@ -141,16 +141,6 @@ def clear(tx: Transaction, tables: Sequence[str]) -> None:
     tx.execute("DELETE FROM chunks")
 
 
-def has_table(tx: Transaction, table: str) -> bool:
-    """Whether the memory holds ``table``: a source read as it is, at an older schema
-    that is still readable, lacks the tables of the steps after it."""
-    if tx.dialect == "postgresql":
-        sql = "SELECT to_regclass(?) IS NOT NULL AS found"
-    else:
-        sql = "SELECT count(*) > 0 AS found FROM sqlite_master WHERE type = 'table' AND name = ?"
-    return bool(tx.execute(sql, (table,)).scalar())
-
-
 def count_rows(tx: Transaction, table: str) -> int:
     return int(tx.execute(f"SELECT count(*) AS n FROM {_name(table)}").scalar())
 

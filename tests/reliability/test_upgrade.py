@@ -77,7 +77,9 @@ def _as_the_previous_version_left_it(path: Path) -> None:
     conn.close()
 
 
-def test_the_previous_versions_file_is_read_as_it_is_and_copied(tmp_path: Path) -> None:
+def test_the_previous_versions_file_is_read_as_it_is_and_copied_once_upgraded(
+    tmp_path: Path,
+) -> None:
     # the steps since then serve writes only: a read-only open (every reading CLI
     # command) needed no `init`, and a copy read the table the source lacked
     import remembrances
@@ -88,12 +90,13 @@ def test_the_previous_versions_file_is_read_as_it_is_and_copied(tmp_path: Path) 
         memory.events.log_conversation([{"role": "user", "content": "ship on Friday"}], session="s")
     _as_the_previous_version_left_it(path)
     with remembrances.open(path, read_only=True) as memory:
+        assert memory.stats()["schema_version"] == 2  # the file's, not this version's
         assert [e.content for e in memory.events.turns("s")] == ["ship on Friday"]
         assert memory.events.search("Friday", mode="text")[0].content == "ship on Friday"
-    report = copy_memory(path, tmp_path / "copy.db")
-    assert report.rows["events"] == 1 and "removed_turns" not in report.rows
-    with remembrances.open(tmp_path / "copy.db") as copy:
-        assert [e.content for e in copy.events.turns("s")] == ["ship on Friday"]
+    # a copy would stamp its rows with the new schema without the steps' changes
+    with pytest.raises(SchemaVersionError, match="events schema 3, this version uses 4"):
+        copy_memory(path, tmp_path / "copy.db")
+    assert not (tmp_path / "copy.db").exists()
     with remembrances.open(path) as memory:  # a writable open upgrades it
         memory.events.delete(memory.events.turns("s")[0].id)
         assert memory.store.meta("schema:store") == str(len(STORE_MIGRATIONS))
@@ -102,6 +105,8 @@ def test_the_previous_versions_file_is_read_as_it_is_and_copied(tmp_path: Path) 
             [{"role": "user", "content": "ship on Friday"}], session="s"
         )
         assert logged.added == []  # the deleted turn stays deleted
+    report = copy_memory(path, tmp_path / "copy.db")
+    assert report.rows["events"] == 0 and report.rows["removed_turns"] == 1
 
 
 def test_the_previous_version_refuses_a_file_this_version_wrote(tmp_path: Path) -> None:
