@@ -164,7 +164,7 @@ class IndexWriter:
         mark = time.perf_counter()
         write_time = 0.0
         batch: list[FileAnalysis] = []
-        done = 0
+        done = told = 0
         for analysis in self._analyses(changed):
             done += 1
             if analysis.skipped is not None:
@@ -179,9 +179,10 @@ class IndexWriter:
                 batch = []
                 if progress is not None:
                     progress("parsed", done, len(changed))
+                    told = done
         if batch:
             write_time += self._write(project_id, name, batch, report)
-        if progress is not None and changed:  # the last batch is rarely a full one
+        if progress is not None and told < done:  # the last batch is rarely a full one
             progress("parsed", done, len(changed))
         timings["parsing"] = max(time.perf_counter() - mark - write_time, 0.0)
 

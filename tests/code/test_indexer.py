@@ -58,6 +58,7 @@ def test_report_counts_and_timings(code: CodeIndexer, repo: Path, embedder: Hash
     # stopped at the last full batch, "parsed 768/798")
     parsed = [c for c in calls if c[0] == "parsed"]
     assert parsed and parsed[-1][1] == parsed[-1][2] >= report.files_indexed
+    assert len(parsed) == len(set(parsed))  # each count once
     assert calls[-1][1] == calls[-1][2] == report.embedded_chunks
     assert report.symbols == code.stats("shop").symbols > 60
     assert report.chunks == code.stats("shop").chunks
@@ -266,3 +267,17 @@ def test_an_index_from_before_per_part_lines_is_rechunked_once(
     [run] = code.find_symbol("Beta.run")
     assert (run.start_line, run.end_line) == (2, 3)
     assert code.index(root).files_unchanged == 2  # and only once
+
+
+def test_parsing_progress_counts_each_batch_once(
+    code: CodeIndexer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from remembrances.code import writer
+
+    monkeypatch.setattr(writer, "WRITE_BATCH_FILES", 4)  # 8 files: two full batches
+    for i in range(8):
+        (tmp_path / "p" / f"m{i}.py").parent.mkdir(exist_ok=True)
+        (tmp_path / "p" / f"m{i}.py").write_text(f"def f{i}():\n    return {i}\n")
+    calls: list[tuple[str, int, int]] = []
+    code.index(tmp_path / "p", progress=lambda *a: calls.append(a))
+    assert [c for c in calls if c[0] == "parsed"] == [("parsed", 4, 8), ("parsed", 8, 8)]
