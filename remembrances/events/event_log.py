@@ -613,6 +613,22 @@ class EventLog:
             self._remove(tx, [] if row is None else [row])
         return row is not None
 
+    def forget_session(self, session: str) -> int:
+        """Delete a session's turns with nothing left behind, not even the digests that
+        keep removed turns from coming back (so the transcript sent again is stored
+        again); returns how many turns were deleted."""
+        session = scope_name(session, "session")
+        self.check_writable()
+        if not self._has_tables:
+            return 0
+        with self._write_lock, self.store.transaction() as tx:
+            rows = self._table.session_turns(tx, session)
+            for row in rows:
+                self._table.delete(tx, int(row["id"]))
+                self.store.delete_source(KIND, str(row["id"]), collection=COLLECTION)
+            self._table.forget_removed(tx, session)
+        return len(rows)
+
     def prune(self, *, older_than: datetime | str | float | Any, subject: str | None = None) -> int:
         """Delete events that happened before a cut-off; returns how many.
 

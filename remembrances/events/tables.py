@@ -302,6 +302,9 @@ class Events:
             (session, session, most - 1),
         )
 
+    def forget_removed(self, tx: Transaction, session: str) -> None:
+        tx.execute("DELETE FROM removed_turns WHERE session = ?", (session,))
+
     def removed_turns(self, tx: Transaction, session: str) -> list[Row]:
         return tx.execute(
             "SELECT position, digest, occurred_us, role, user_id FROM removed_turns "

@@ -169,6 +169,20 @@ def test_a_removed_turn_is_kept_as_a_digest_only(events: EventLog, store: Store)
     assert "4111" not in " ".join(str(v) for v in dict(rows[0]).values())
 
 
+def test_forgetting_a_session_leaves_not_even_its_digests(events: EventLog, store: Store) -> None:
+    events.log_conversation(OPENAI, session="s1")
+    events.log_conversation(OPENAI[:1], session="s2")
+    events.delete(events.turns("s1")[0].id)
+    assert events.forget_session("s1") == 3
+    with store.snapshot() as tx:
+        left = tx.execute("SELECT session FROM removed_turns").fetchall()
+    assert left == [] and events.turns("s1") == [] and len(events.turns("s2")) == 1
+    assert store.search("pottery", kind="event", mode="text") == []
+    assert events.forget_session("s1") == 0
+    with pytest.raises(InvalidInputError):
+        events.forget_session("  ")
+
+
 def test_each_session_keeps_its_latest_removed_turns(events: EventLog, store: Store) -> None:
     from remembrances.events.event_log import REMOVED_KEPT
 
