@@ -277,7 +277,9 @@ class IndexReader:
         with self.store.snapshot() as tx:
             for uses in tables.name_uses(tx, wanted, in_project):
                 symbols = tables.symbol_spans(tx, [uses.file_id]).get(uses.file_id, [])
-                lines, stale = _current_lines(Path(uses.root) / uses.path, uses.content_hash)
+                lines, stale = _current_lines(
+                    Path(uses.root) / uses.path, tables.indexed_hash(uses.content_hash)
+                )
                 for line, column in decode_positions(uses.positions):
                     enclosing = None
                     for s in symbols:

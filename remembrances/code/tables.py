@@ -36,8 +36,20 @@ KIND = "code"
 RECHUNK = "UPDATE code_files SET content_hash = '', embedded = 0;"
 #: A step that makes the next index run parse every file again (its chunks, when
 #: unchanged, are kept with their vectors), for when what is read from the syntax tree
-#: besides the chunks changes: the names of ``references`` and the map's graph.
-REPARSE = "UPDATE code_files SET content_hash = '';"
+#: besides the chunks changes: the names of ``references`` and the map's graph. The
+#: hash is kept behind a mark, so that until then a reference still knows whether its
+#: file changed (:func:`indexed_hash`); emptied, every line showed as changed.
+REPARSE_MARK = "parse again:"
+REPARSE = (
+    f"UPDATE code_files SET content_hash = '{REPARSE_MARK}' || content_hash "
+    f"WHERE content_hash NOT LIKE '{REPARSE_MARK}%';"
+)
+
+
+def indexed_hash(stored: str) -> str:
+    """The hash of the content a file row was indexed from (a REPARSE mark taken off)."""
+    return stored.removeprefix(REPARSE_MARK)
+
 
 #: The SQLite schema, one numbered step per entry.
 _SQLITE: tuple[str, ...] = (

@@ -255,6 +255,8 @@ def test_an_index_from_before_that_change_is_parsed_again(
     with code.store.transaction() as tx:
         tx.execute("UPDATE meta SET value = '5' WHERE key = 'schema:code'")
     again = CodeIndexer(code.store, max_file_bytes=MAX_FILE_BYTES, workers=1)
+    # until then, the references still know their files did not change
+    assert not any(r.stale for r in again.references("getUserName"))
     calls = embedder.calls
     report = again.index(repo)
     assert report.files_unchanged == 0 and report.files_indexed == first.files_indexed
