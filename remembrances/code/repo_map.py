@@ -308,7 +308,13 @@ def _rank(
     nodes = len(ids)
     node_of = {f: n for n, f in enumerate(ids)}
     id_array = np.array(ids, dtype=np.int64)
+    # One-letter names make no edges: such a use is a local variable nearly every time
+    # (``except ... as e``), and a file's rank flows whole along the edges it has, however
+    # light. Weighed like two-letter names, Django's TimeFormat.e and .s led its map.
+    telling = np.array([len(text.strip("_")) > 1 for text in edges.names], dtype=bool)
     keep = np.isin(edges.src, id_array) & np.isin(edges.dst, id_array)
+    if len(edges.name):
+        keep &= telling[edges.name]
     src = np.searchsorted(id_array, edges.src[keep])
     dst = np.searchsorted(id_array, edges.dst[keep])
     name = edges.name[keep]

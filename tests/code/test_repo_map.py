@@ -385,3 +385,26 @@ def test_a_name_defined_again_in_a_file_is_shown_once_by_its_first_definition(
     assert "    def connect(self, url)" in lines and "    def typed_only(self) -> int" in lines
     # same-named methods of different classes are each shown
     assert lines.count("    def run(self) -> None") == 2
+
+
+def test_one_letter_names_make_no_edges(code: CodeIndexer, tmp_path: Path) -> None:
+    # `except ... as e` in a file that uses nothing else sent all of its rank to any
+    # method named `e`: Django's TimeFormat.e and .s led its map
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "dateformat.py").write_text(
+        "class TimeFormat:\n    def e(self):\n        return 1\n    def s(self):\n        return 2\n"
+    )
+    (root / "core.py").write_text("def load_settings_file(path):\n    return path\n")
+    (root / "app.py").write_text(
+        "from core import load_settings_file\n\ndef main():\n    return load_settings_file('x')\n"
+    )
+    for i in range(6):
+        (root / f"job{i}.py").write_text(
+            f"def job{i}():\n    try:\n        return open('f')\n    except OSError as e:\n"
+            "        return e\n"
+        )
+    code.index(root)
+    symbols = code.repo_map("proj", budget_tokens=10_000).files
+    ranked = [s.qualified_name for f in symbols for s in f.symbols]
+    assert ranked.index("load_settings_file") < ranked.index("TimeFormat.e")
