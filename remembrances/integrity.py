@@ -55,6 +55,10 @@ def recover(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> R
             _create_layers(store)
             assert isinstance(store.engine, SqliteEngine)
             sqlite_integrity.salvage(source, store.engine, report)
+            from .code import tables as code_tables  # the code layer, only when recovering
+
+            with store.transaction() as tx:
+                code_tables.mark_recovered(tx)
     except BaseException:
         # Nothing is in it yet, and a retry would be refused for the file's existence.
         for leftover in (target, *(Path(f"{target}{end}") for end in ("-wal", "-shm"))):

@@ -46,6 +46,14 @@ REPARSE = (
 )
 
 
+def mark_recovered(tx: Transaction) -> None:
+    """After ``check --recover``: a file may have lost symbols or chunks, so the next
+    index redoes every file (vectors come from the saved embedding cache); the hash
+    stays behind the mark, so references still know which files changed."""
+    tx.execute(REPARSE)
+    tx.execute("UPDATE code_files SET embedded = 0")
+
+
 def indexed_hash(stored: str) -> str:
     """The hash of the content a file row was indexed from (a REPARSE mark taken off)."""
     return stored.removeprefix(REPARSE_MARK)

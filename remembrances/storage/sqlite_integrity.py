@@ -355,9 +355,6 @@ def salvage(source: str | os.PathLike[str], target: SqliteEngine, report: Recove
             for child, sql in _ORPHANS:
                 if child in tables:
                     out.execute(sql)
-            # A file may have lost symbols or chunks: the next `code index` redoes
-            # every file (vectors come from the saved embedding cache).
-            out.execute("UPDATE code_files SET content_hash = '', embedded = 0")
     finally:
         src.close()
 

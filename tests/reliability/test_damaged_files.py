@@ -204,3 +204,20 @@ def test_check_diagnoses_damage_in_a_without_rowid_table(tmp_path: Path) -> None
     assert data["damaged"] is True and data["ok"] is False
     assert data["readable"]["kb_documents"] == DOCS
     assert any("embedding_cache" in p for p in data["problems"]), data["problems"]
+
+
+def test_recovered_code_is_parsed_again_and_its_references_stay_current(tmp_path: Path) -> None:
+    # recover emptied each file's hash, so every reference read as changed until the
+    # next index, with no file changed
+    project = tmp_path / "app"
+    project.mkdir()
+    (project / "deploy.py").write_text("def deploy_release():\n    pass\n\ndeploy_release()\n")
+    source = tmp_path / "code.db"
+    with remembrances.open(source, embedder="hash:64") as memory:
+        memory.code.index(project)
+    out = tmp_path / "saved.db"
+    assert _run(source, "check", "--recover", str(out)).exit_code == 0
+    with remembrances.open(out) as memory:
+        assert [r.stale for r in memory.code.references("deploy_release")] == [False, False]
+        again = memory.code.index(project)
+        assert again.files_unchanged == 0 and again.files_indexed == 1  # parsed again
