@@ -21,7 +21,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -46,6 +46,7 @@ from .storage.embedding_cache import embed_call_size as embed_call_size
 from .storage.engine import Engine, NewChunk, VectorIndexKind
 from .storage.filters import ChunkFilter, as_timestamp
 from .storage.filters import Where as Where
+from .storage.in_lists import in_lists
 from .storage.schema import check_read_only, migrate
 from .storage.search import Fuse as Fuse
 from .storage.search import QueryVectors, SearchRequest
@@ -460,6 +461,23 @@ class Store:
         with self.engine.write() as tx:
             tx.execute(sql, params)
             return tx.changes()
+
+    def forget_embeddings(self, hashes: Iterable[str]) -> int:
+        """Drop the cached vectors of ``hashes`` that no chunk uses any more; returns how
+        many. The cache is keyed by a hash of the embedded text, so a text that must be
+        forgotten leaves that hash, and its vector, behind until they go too."""
+        wanted = sorted(set(hashes))
+        dropped = 0
+        with self.engine.write() as tx:
+            for part, part_marks in in_lists(wanted):
+                tx.execute(
+                    f"DELETE FROM embedding_cache WHERE content_hash IN ({part_marks}) "
+                    "AND NOT EXISTS (SELECT 1 FROM chunks c "
+                    "WHERE c.content_hash = embedding_cache.content_hash)",
+                    part,
+                )
+                dropped += tx.changes()
+        return dropped
 
     def delete_collection(self, kind: str, collection: str) -> int:
         kind, collection = check_name(kind, "kind"), check_name(collection, "collection")

@@ -614,19 +614,24 @@ class EventLog:
         return row is not None
 
     def forget_session(self, session: str) -> int:
-        """Delete a session's turns with nothing left behind, not even the digests that
-        keep removed turns from coming back (so the transcript sent again is stored
-        again); returns how many turns were deleted."""
+        """Delete a session's turns with nothing of them left in the memory's tables:
+        not the digests that keep removed turns from coming back (so the transcript
+        sent again is stored again), nor their cached vectors, whose key is a hash of
+        the text; returns how many turns were deleted."""
         session = scope_name(session, "session")
         self.check_writable()
         if not self._has_tables:
             return 0
         with self._write_lock, self.store.transaction() as tx:
             rows = self._table.session_turns(tx, session)
+            hashes = []
             for row in rows:
+                source = str(row["id"])
+                hashes += [c.content_hash for c in self.store.get_source(KIND, source)]
                 self._table.delete(tx, int(row["id"]))
-                self.store.delete_source(KIND, str(row["id"]), collection=COLLECTION)
+                self.store.delete_source(KIND, source, collection=COLLECTION)
             self._table.forget_removed(tx, session)
+            self.store.forget_embeddings(hashes)  # keyed by a hash of the text
         return len(rows)
 
     def prune(self, *, older_than: datetime | str | float | Any, subject: str | None = None) -> int:

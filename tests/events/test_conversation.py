@@ -173,10 +173,14 @@ def test_forgetting_a_session_leaves_not_even_its_digests(events: EventLog, stor
     events.log_conversation(OPENAI, session="s1")
     events.log_conversation(OPENAI[:1], session="s2")
     events.delete(events.turns("s1")[0].id)
+    cached = store.stats()["cached_embeddings"]
     assert events.forget_session("s1") == 3
     with store.snapshot() as tx:
         left = tx.execute("SELECT session FROM removed_turns").fetchall()
     assert left == [] and events.turns("s1") == [] and len(events.turns("s2")) == 1
+    # the cache's key is a hash of the text: the forgotten turns' vectors go too, the
+    # other session's (the same first message) stays
+    assert store.stats()["cached_embeddings"] == cached - 3
     assert store.search("pottery", kind="event", mode="text") == []
     assert events.forget_session("s1") == 0
     with pytest.raises(InvalidInputError):
