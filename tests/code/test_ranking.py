@@ -481,9 +481,15 @@ def test_tests_lose_most_of_their_score_unless_the_question_is_about_tests(
     assert plain["tests/test_cookies.py"] == pytest.approx(
         asked["tests/test_cookies.py"] * ranking.TEST_FILE_FACTOR
     )
-    question = "which tests set a cookie on the response"
-    about_tests, in_tests = score(question), score(question, path="tests")
-    assert about_tests["tests/test_cookies.py"] == pytest.approx(in_tests["tests/test_cookies.py"])
+    # a question that names a test asks for it; one that says "tests" in prose asked,
+    # on the development suite, for the library's own testing helpers every time
+    for question, kept in [
+        ("why does test_set_cookie_on_the_response fail", True),
+        ("set a cookie on the response in tests", False),
+    ]:
+        mine, in_tests = score(question), score(question, path="tests")
+        expected = in_tests["tests/test_cookies.py"] * (1 if kept else ranking.TEST_FILE_FACTOR)
+        assert mine["tests/test_cookies.py"] == pytest.approx(expected), question
 
 
 @pytest.mark.parametrize(
@@ -491,13 +497,27 @@ def test_tests_lose_most_of_their_score_unless_the_question_is_about_tests(
     [
         ("tests/test_app.py", True),
         ("pkg/tests/helpers.py", True),
+        ("polls/tests.py", True),  # what Django's startapp makes
+        ("pkg/foo_tests.py", True),
         ("src/app_test.go", True),
+        ("pkg/testdata/input.go", True),
+        ("src/foo_test.cc", True),
+        ("src/foo_unittest.cc", True),
         ("web/button.spec.tsx", True),
         ("lib/util.test.js", True),
+        ("cypress/e2e/login.cy.ts", True),
+        ("e2e/login.ts", True),
+        ("test/app.js", True),  # a top-level test folder (Node)
         ("src/test/java/AppTest.java", True),
+        ("src/FooSpec.kt", True),
+        ("src/FooTest.php", True),
+        ("src/lib/tests.rs", True),
         ("conftest.py", True),
-        ("click/testing.py", False),  # the library's own test helpers
+        ("click/testing.py", False),  # libraries' own testing helpers
         ("werkzeug/test.py", False),
+        ("django/test/client.py", False),
+        ("spring-test/src/main/java/org/springframework/test/web/MockMvc.java", False),
+        ("src/main/java/org/junit/Test.java", False),
         ("src/contest.py", False),
         ("latest/app.py", False),
     ],
