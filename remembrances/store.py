@@ -235,8 +235,12 @@ class Store:
         A memory without vectors yet records it; one written with another model (or
         dimension) refuses it with a message that says how to re-embed.
         """
-        self.check_width(embedder)
         name, dim = self.embedder_name, self.dim
+        if name == embedder.name and dim is not None and getattr(embedder, "known_dim", 0) is None:
+            # The file knows this model's dimension: asking the provider cost a request
+            # on every open, and while it was down no command opened the file at all.
+            embedder.dim = dim
+        self.check_width(embedder)
         if name is None:
             if not self.engine.read_only:
                 with self.engine.write() as tx:

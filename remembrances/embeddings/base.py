@@ -24,6 +24,9 @@ class Embedder(Protocol):
     """
 
     name: str
+    #: An embedder that learns its dimension from the provider (one request) may also
+    #: have ``known_dim``, None until then: a file that records the dimension for this
+    #: embedder then sets ``dim`` instead (:meth:`Store.attach_embedder`).
     dim: int
 
     def embed_documents(self, texts: Sequence[str]) -> Any:

@@ -143,6 +143,11 @@ class RemoteEmbedder:
         self._dim = value
 
     @property
+    def known_dim(self) -> int | None:
+        """The dimension without asking the provider: None until known."""
+        return self._dim
+
+    @property
     def call_size(self) -> int:
         """Texts per ``embed_documents`` call that keep every request slot busy
         (the Store batches by it)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -74,6 +76,31 @@ def test_compatible_server_without_key_probes_the_dimension_once(
         # an open model served behind an OpenAI-compatible API still gets its prefixes
         assert server.embed_requests[1].body["input"] == ["search_query: q"]
         assert embedder.calls == 0
+
+
+def test_a_file_that_records_the_dimension_is_opened_without_asking_the_provider(
+    policy: RetryPolicy, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # every open sent a dimension probe: one request per CLI command, and while the
+    # server was down no command opened the file at all, check and export included
+    import remembrances
+
+    with OpenAIServer(24) as server:
+        server.authorised = lambda headers: True  # type: ignore[method-assign]
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        with remembrances.open(
+            tmp_path / "m.db", embedder=_create("openai:my-embed", policy)
+        ) as memory:
+            memory.kb.add("Deploys run on Friday.", source="deploys.md")
+        sent = len(server.embed_requests)
+        server.default = Fail(500)
+        with remembrances.open(
+            tmp_path / "m.db", embedder=_create("openai:my-embed", policy)
+        ) as memory:
+            assert memory.embedder is not None and memory.embedder.dim == 24
+            assert [h.source for h in memory.kb.search("Friday", mode="text")] == ["deploys.md"]
+            assert memory.stats()["chunks"] == 1
+        assert len(server.embed_requests) == sent
 
 
 def test_openai_bad_key_is_not_retried(policy: RetryPolicy, sleeps: Sleeps) -> None:
