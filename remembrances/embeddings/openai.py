@@ -105,10 +105,20 @@ class OpenAIEmbedder(RemoteEmbedder):
         if isinstance(exc, sdk.APITimeoutError):
             return TransientError(f"no answer within {self.timeout:g}s (timeout)")
         if isinstance(exc, sdk.APIConnectionError):
+            cause = exc.__cause__
+            if cause is not None and "connect" not in type(cause).__name__.lower():
+                # the server took the connection and then dropped it mid-answer
+                return TransientError(f"the connection broke: {type(cause).__name__}: {cause}")
             return TransientError(f"could not connect: {exc}")
         if isinstance(exc, sdk.APIStatusError):
             status = exc.status_code
             message = _message(exc)
+            if status == 429 and _code(exc) == "insufficient_quota":
+                # billing, not a rate limit: no retry fixes it
+                return EmbeddingError(
+                    f"{where}: the account is out of quota (HTTP 429: {message.rstrip('.')}); "
+                    "check the plan and billing of this key"
+                )
             if status in RETRYABLE_STATUS or status >= 500:
                 return TransientError(
                     f"HTTP {status}: {message}", retry_after=parse_retry_after(exc.response.headers)
@@ -127,6 +137,16 @@ class OpenAIEmbedder(RemoteEmbedder):
             f"{where} sent a response that could not be read ({type(exc).__name__}: {exc}); "
             "is the server really OpenAI-compatible?"
         )
+
+
+def _code(exc: Any) -> str | None:
+    """The error's ``code`` or ``type`` in OpenAI's error body (``insufficient_quota``)."""
+    body = getattr(exc, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(inner, dict):
+        value = inner.get("code") or inner.get("type")
+        return None if value is None else str(value)
+    return None
 
 
 def _message(exc: Any) -> str:

@@ -105,8 +105,8 @@ def call_with_retries(fn: Callable[[], T], policy: RetryPolicy, *, who: str) -> 
                     else "The service may be down or overloaded"
                 )
                 raise EmbeddingError(
-                    f"{who} failed after {policy.attempts} attempts; last error: {exc.reason}. "
-                    f"{why}; try again later."
+                    f"{who} failed after {policy.attempts} attempts; last error: "
+                    f"{exc.reason.rstrip('.?! ')}. {why}; try again later."
                 ) from exc
             policy.sleep(policy.delay(attempt, exc.retry_after))
     raise AssertionError("unreachable")  # pragma: no cover

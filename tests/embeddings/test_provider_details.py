@@ -14,6 +14,7 @@ from remembrances.errors import EmbedderUnavailableError, EmbeddingError
 
 from .conftest import Sleeps
 from .wire_servers import (
+    DROP,
     KEY,
     Fail,
     GoogleServer,
@@ -101,6 +102,33 @@ def test_a_file_that_records_the_dimension_is_opened_without_asking_the_provider
             assert [h.source for h in memory.kb.search("Friday", mode="text")] == ["deploys.md"]
             assert memory.stats()["chunks"] == 1
         assert len(server.embed_requests) == sent
+
+
+def test_openai_out_of_quota_is_not_retried_as_a_rate_limit(policy: RetryPolicy) -> None:
+    # billing, which no retry fixes: it was retried six times, then reported as a rate limit
+    with OpenAIServer(8) as server:
+        server.plan(Fail(429, code="insufficient_quota"))
+        embedder = _create(
+            "openai:text-embedding-3-small@8", policy, api_key=KEY, base_url=server.base_url
+        )
+        with pytest.raises(EmbeddingError, match=r"out of quota .*check the plan and billing"):
+            embedder.embed_query("q")
+        assert len(server.embed_requests) == 1
+
+
+def test_a_connection_dropped_by_the_server_is_not_reported_as_no_connection(
+    policy: RetryPolicy,
+) -> None:
+    with OpenAIServer(8) as server:
+        server.default = DROP
+        embedder = _create(
+            "openai:text-embedding-3-small@8", policy, api_key=KEY, base_url=server.base_url
+        )
+        with pytest.raises(EmbeddingError) as error:
+            embedder.embed_query("q")
+        message = str(error.value)
+        assert "the connection broke" in message and "could not connect" not in message
+        assert ".." not in message
 
 
 def test_openai_bad_key_is_not_retried(policy: RetryPolicy, sleeps: Sleeps) -> None:

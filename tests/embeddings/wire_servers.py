@@ -44,12 +44,15 @@ class Fail:
 
     status: int
     headers: dict[str, str] = field(default_factory=dict)
+    #: The error's code in the body, where the provider has one (``insufficient_quota``).
+    code: str | None = None
 
 
 OK = "ok"
 MALFORMED = "malformed"
 WRONG_DIM = "wrong_dim"
 HANG = "hang"
+DROP = "drop"  # close the connection without an answer
 Behaviour = str | Fail
 
 
@@ -152,10 +155,13 @@ class WireServer:
         if behaviour == HANG:
             self._release.wait(10)
             return 200, {}, b""
+        if behaviour == DROP:
+            return 200, {}, b""
         if isinstance(behaviour, Fail):
-            status, extra, payload = self._json(
-                behaviour.status, self.error_body(behaviour.status, "scripted failure")
-            )
+            error = self.error_body(behaviour.status, "scripted failure")
+            if behaviour.code is not None and isinstance(error.get("error"), dict):
+                error["error"].update(code=behaviour.code, type=behaviour.code)
+            status, extra, payload = self._json(behaviour.status, error)
             return status, {**extra, **behaviour.headers}, payload
         if behaviour == MALFORMED:
             return 200, {"Content-Type": "application/json"}, b'{"data": [{"embedding": '
