@@ -19,7 +19,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..code.parsing.analysis import source_lines
 from ..errors import InvalidInputError, NotFoundError
 from ..formatting import code_label
+from .daemon_pool import DaemonPool
 from .plan import EnrichmentPlan
 from .prompt_parts import split_prompt
 from .sources import ContextItem, SourceSearch, symbol_item
@@ -54,15 +55,15 @@ MAX_FRAMES = 3
 MAP_TOKENS = 300
 #: Share of it by which the code source answers with whatever it has.
 ANSWER_SHARE = 0.8
-_POOL: ThreadPoolExecutor | None = None
+_POOL: DaemonPool | None = None
 _POOL_LOCK = threading.Lock()
 
 
-def _pool() -> ThreadPoolExecutor:
+def _pool() -> DaemonPool:
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="remembrances-code-focus")
+            _POOL = DaemonPool(4, "remembrances-code-focus")
         return _POOL
 
 
@@ -86,17 +87,14 @@ _WHOLE_NAME = re.compile(rf"{_IDENT}(?:(?:\.|::){_IDENT})*")
 _PROSE = frozenset({"e.g", "i.e", "etc", "vs", "a.k.a"})
 
 
-def wait_idle() -> None:
-    """Let searches still running in the background finish (call before closing the service).
-
-    A search that missed its deadline keeps running until it is done; closing the
-    service's connections under it fails.
-    """
+def wait_idle(timeout: float) -> None:
+    """Let searches still running in the background finish, for up to ``timeout``
+    seconds (call before closing the service: they read the store)."""
     global _POOL
     with _POOL_LOCK:
         pool, _POOL = _POOL, None
     if pool is not None:
-        pool.shutdown(wait=True)
+        pool.close(timeout)
 
 
 def code_names(prompt: str) -> tuple[list[str], list[str]]:

@@ -13,7 +13,7 @@ import re
 import threading
 import time
 from collections.abc import Mapping
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -22,6 +22,7 @@ from ..errors import InvalidInputError, NotFoundError
 from .budget import Limits, fit
 from .code_focus import code_aware, wait_idle
 from .config import EnricherConfig
+from .daemon_pool import DaemonPool
 from .heuristic import HeuristicPlanner
 from .plan import EnrichmentPlan, QueryPlanner
 from .render import render_block
@@ -47,6 +48,8 @@ class Enrichment:
     timings: dict[str, float] = field(default_factory=dict)
 
 
+#: The longest ``close()`` waits for searches still running past their deadlines.
+CLOSE_WAIT = 2.0
 #: A gated source's hits are kept down to this fraction of its ``min_score``.
 ITEM_FLOOR = 0.5
 
@@ -68,7 +71,7 @@ class ContextEnricher:
         self.service = service
         self.config = config if config is not None else EnricherConfig()
         self.planner: QueryPlanner = planner if planner is not None else HeuristicPlanner()
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: DaemonPool | None = None
         self._lock = threading.Lock()
         self._warmed = False
 
@@ -196,12 +199,10 @@ class ContextEnricher:
                     log.debug("warming %s.%s failed: %s", type(owner).__name__, method, exc)
         self._warmed = True
 
-    def _executor(self) -> ThreadPoolExecutor:
+    def _executor(self) -> DaemonPool:
         with self._lock:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(
-                    max_workers=self.config.max_workers, thread_name_prefix="remembrances-enrich"
-                )
+                self._pool = DaemonPool(self.config.max_workers, "remembrances-enrich")
             return self._pool
 
     def _search(
@@ -286,11 +287,15 @@ class ContextEnricher:
         return ranked
 
     def close(self) -> None:
+        """Let late searches finish, for up to ``CLOSE_WAIT`` seconds: they read the store.
+        One still waiting for an embedder is left behind (a daemon thread): after its
+        retries it finds the store closed, and nobody reads its answer."""
         with self._lock:
-            if self._pool is not None:
-                self._pool.shutdown(wait=True, cancel_futures=True)  # late searches read the store
-                self._pool = None
-        wait_idle()  # and so do the code searches they started (code_focus.py)
+            pool, self._pool = self._pool, None
+        started = time.monotonic()
+        if pool is not None:
+            pool.close(CLOSE_WAIT)
+        wait_idle(max(CLOSE_WAIT - (time.monotonic() - started), 0.0))  # code_focus.py's
 
 
 def _timed(

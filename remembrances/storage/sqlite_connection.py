@@ -7,6 +7,7 @@ SQLite (FTS5, JSON1) and can always load extensions; many platform builds cannot
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 import time
@@ -27,6 +28,8 @@ from ..errors import (
     StorageError,
 )
 from . import text_match
+
+log = logging.getLogger(__name__)
 
 #: An apsw connection, typed loosely: apsw types every value as the union of SQLite
 #: types, and our SQL knows what each column holds.
@@ -249,7 +252,12 @@ class Database:
         with self.lock, self._readers_lock:
             self.closed = True
             for reader in self._readers:
-                reader.close()
+                try:
+                    reader.close()
+                except apsw.ThreadingViolationError:
+                    # a search past its deadline still reads with it (enrichment leaves
+                    # late searches running): it is closed once that search lets go
+                    log.debug("a reader of %s is busy in another thread; left to close", self.path)
             self._readers.clear()
             self.conn.close()
 
