@@ -163,13 +163,21 @@ class RemoteEmbedder:
         per_request = max(1, min(self.batch_size, -(-len(prepared) // slots)))
         groups = batches(prepared, max_items=per_request, max_tokens=self.max_batch_tokens)
 
+        finished: list[int] = []
+
         def run(group: list[int]) -> None:
             matrix = self._embed_batch([prepared[i] for i in group], "document", dim)
             out[group] = matrix
             with self._lock:
                 self.calls += len(group)
+                finished.extend(group)
 
-        self._run_all(run, groups)
+        try:
+            self._run_all(run, groups)
+        except Exception as exc:
+            # The requests that did answer were paid for: the caller may keep them.
+            exc.embedded = {i: out[i] for i in finished}  # type: ignore[attr-defined]
+            raise
         return out
 
     def embed_query(self, text: str) -> Vectors:

@@ -11,6 +11,7 @@ the vector index itself is the engine's.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ..embeddings.base import Embedder, as_matrix, to_blob
 from ..progress import Progress
@@ -95,25 +96,39 @@ class EmbeddingCache:
         kept: dict[str, bytes] = {}
         for start in range(0, len(hashes), batch_size):
             batch = hashes[start : start + batch_size]
+            try:
+                raw = embedder.embed_documents([texts[h] for h in batch])
+            except Exception as exc:
+                # A provider embedder splits a call over requests at once: those that
+                # answered before one failed are cached, not paid for again.
+                done: dict[int, Any] = getattr(exc, "embedded", None) or {}
+                if done:
+                    rows = sorted(done)
+                    vectors = as_matrix([done[i] for i in rows], count=len(rows), dim=embedder.dim)
+                    self._keep(
+                        embedder.name,
+                        {batch[i]: to_blob(v) for i, v in zip(rows, vectors, strict=True)},
+                    )
+                raise
             matrix = as_matrix(
-                embedder.embed_documents([texts[h] for h in batch]),
-                count=len(batch),
-                dim=embedder.dim,
-                who=f"embedder {embedder.name!r}",
+                raw, count=len(batch), dim=embedder.dim, who=f"embedder {embedder.name!r}"
             )
             blobs = {h: to_blob(v) for h, v in zip(batch, matrix, strict=True)}
-            if not self.engine.read_only:
-                with self.engine.write() as tx:
-                    tx.executemany(
-                        "INSERT INTO embedding_cache (embedder, content_hash, embedding) "
-                        "VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                        [(embedder.name, h, b) for h, b in blobs.items()],
-                    )
+            self._keep(embedder.name, blobs)
             if keep:
                 kept.update(blobs)
             if progress is not None:
                 progress(len(batch))
         return kept
+
+    def _keep(self, embedder: str, blobs: Mapping[str, bytes]) -> None:
+        if not self.engine.read_only:
+            with self.engine.write() as tx:
+                tx.executemany(
+                    "INSERT INTO embedding_cache (embedder, content_hash, embedding) "
+                    "VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                    [(embedder, h, b) for h, b in blobs.items()],
+                )
 
     def count(self) -> int:
         with self.engine.read() as tx:

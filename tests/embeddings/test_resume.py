@@ -69,3 +69,32 @@ def test_an_ingest_keeps_the_providers_request_slots_busy(tmp_path: Path) -> Non
         # one store call of 256 texts went out as 4 requests at once, not 4 in a row
         assert server.max_in_flight == 4
         assert len(server.embed_requests) == 4
+
+
+def test_the_requests_that_answered_are_kept_when_another_one_fails(
+    tmp_path: Path, sleeps: Sleeps
+) -> None:
+    # one call goes as several requests at once; when one failed, the vectors the
+    # others returned were thrown away and paid for again on the retry
+    chunks = [Chunk(f"turn {i}: something said in a long conversation") for i in range(150)]
+    with OpenAIServer(16) as server:
+        embedder = create(
+            "openai:text-embedding-3-small@16",
+            api_key=KEY,
+            base_url=server.base_url,
+            batch_size=16,
+            concurrency=2,
+            retry=RetryPolicy(attempts=3, base_delay=0.001, sleep=sleeps),
+        )
+        server.plan(OK, OK, OK, OK, OK)  # the third call: one request answers, one fails
+        server.default = Fail(400)
+        with Store(tmp_path / "memory.db", embedder=embedder) as store:
+            with pytest.raises(EmbeddingError, match="HTTP 400"):
+                store.put_source("kb", "chat.md", chunks)
+            assert store.count(kind="kb") == 0  # nothing half-written
+        assert server.texts_embedded == 5 * 16
+        server.default = OK
+        with Store(tmp_path / "memory.db", embedder=embedder) as store:
+            report = store.put_source("kb", "chat.md", chunks)
+        assert (report.cached, report.embedded) == (80, 70)
+        assert server.texts_embedded == 150  # every text embedded exactly once
