@@ -58,7 +58,9 @@ def as_matrix(vectors: Any, *, count: int, dim: int, who: str = "embedder") -> V
         raise InvalidVectorError(f"{who} returned {got} vectors for {count} texts")
     if count and matrix.shape[1] != dim:
         raise InvalidVectorError(
-            f"{who} returned vectors of length {matrix.shape[1]}, expected {dim}"
+            f"{who} returned vectors of length {matrix.shape[1]}, expected {dim}; if the "
+            "model now makes vectors of that size, re-embed the memory for it "
+            "(remembrances reembed --embedder <spec>)"
         )
     if not np.isfinite(matrix).all():
         raise InvalidVectorError(f"{who} returned a vector with NaN or infinite values")

@@ -123,6 +123,9 @@ def test_wrong_length_vectors_are_refused(case: Case, server: WireServer, make: 
     server.plan(WRONG_DIM)
     with pytest.raises(InvalidVectorError, match=f"length {case.dim - 1}, expected {case.dim}"):
         make().embed_documents(["hello"])
+    server.plan(WRONG_DIM)  # a file that recorded a bad size (one odd probe answer) can mend
+    with pytest.raises(InvalidVectorError, match="remembrances reembed --embedder"):
+        make().embed_documents(["hello"])
 
 
 def test_hung_server_hits_the_timeout(case: Case, server: WireServer, make: Make) -> None:
