@@ -67,15 +67,18 @@ from .tables import KIND
 
 _PART = re.compile(r"[A-Za-z0-9]+")
 #: Paths of tests: test folders, and the file names test runners look for. A folder
-#: named ``test`` counts only at the top or as ``src/test`` (Maven, Node): deeper it is
-#: often a library's own testing package (``django/test/``, ``org/springframework/test/``).
+#: named ``test`` counts only at the top, as ``src/test`` (Maven, Gradle) or in a
+#: monorepo's package (``packages/core/test``): deeper it is often a library's own
+#: testing package (``django/test/``, ``org/springframework/test/``). A class named
+#: ``...Spec`` is often production code (``TypeSpec``, ``V1PodSpec``), and a C file
+#: ``..._test.c`` too (OpenSSL's ``self_test.c``): neither counts by its name alone.
 TEST_PATH = re.compile(
     r"(^|/)(tests|__tests__|testdata|e2e|cypress|spec)/"
-    r"|^(src/)?test/"
+    r"|^((src|packages/[^/]+)/)?test/"
     r"|(^|/)(test_[^/]*\.py|[^/]*_tests?\.py|tests\.py|conftest\.py|tests\.rs)$"
-    r"|_(unit)?test\.(go|rb|exs?|cc|cpp|cxx|c)$|_spec\.rb$"
+    r"|_(unit)?test\.(go|rb|exs?|cc|cpp|cxx)$|_spec\.rb$"
     r"|\.(test|spec|cy)\.[cm]?[jt]sx?$"
-    r"|[A-Za-z0-9](Tests?|Spec)\.(java|kt|kts|cs|swift|php|scala|groovy)$"
+    r"|[A-Za-z0-9]Tests?\.(java|kt|kts|cs|swift|php|scala|groovy)$"
 )
 #: A question that names a test (``test_prompt_required``, ``WhereNodeTest``,
 #: ``TestUploads``) or a fixture asks for the tests themselves. Saying "tests" in prose

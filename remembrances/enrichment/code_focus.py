@@ -89,12 +89,13 @@ _PROSE = frozenset({"e.g", "i.e", "etc", "vs", "a.k.a"})
 
 def wait_idle(timeout: float) -> None:
     """Let searches still running in the background finish, for up to ``timeout``
-    seconds (call before closing the service: they read the store)."""
-    global _POOL
+    seconds (call before closing the service: they read the store). The pool is the
+    process's, shared by every memory: another memory's lookups are not cancelled, and
+    its daemon threads never hold the process open."""
     with _POOL_LOCK:
-        pool, _POOL = _POOL, None
+        pool = _POOL
     if pool is not None:
-        pool.close(timeout)
+        pool.wait(timeout)
 
 
 def code_names(prompt: str) -> tuple[list[str], list[str]]:

@@ -68,6 +68,16 @@ class DaemonPool:
             if not self._busy:
                 self._idle_now.notify_all()
 
+    def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for every submitted task to end, and leave the
+        pool open (one shared by several memories: another's work is not cancelled);
+        True when nothing still runs."""
+        with self._lock:
+            deadline = time.monotonic() + timeout
+            while self._busy and (left := deadline - time.monotonic()) > 0:
+                self._idle_now.wait(left)
+            return not self._busy
+
     def close(self, timeout: float) -> bool:
         """Cancel what has not started, and wait up to ``timeout`` seconds for what is
         running; True when nothing still runs. The threads end as they finish."""

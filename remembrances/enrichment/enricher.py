@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidInputError, NotFoundError
+from ..errors import ClosedError, InvalidInputError, NotFoundError
 from .budget import Limits, fit
 from .code_focus import code_aware, wait_idle
 from .config import EnricherConfig
@@ -72,6 +72,7 @@ class ContextEnricher:
         self.config = config if config is not None else EnricherConfig()
         self.planner: QueryPlanner = planner if planner is not None else HeuristicPlanner()
         self._pool: DaemonPool | None = None
+        self._closed = False
         self._lock = threading.Lock()
         self._warmed = False
 
@@ -201,6 +202,8 @@ class ContextEnricher:
 
     def _executor(self) -> DaemonPool:
         with self._lock:
+            if self._closed:  # a new pool's threads would outlive every close
+                raise ClosedError("this enricher was closed; open the memory again to enrich")
             if self._pool is None:
                 self._pool = DaemonPool(self.config.max_workers, "remembrances-enrich")
             return self._pool
@@ -231,6 +234,9 @@ class ContextEnricher:
                 result.dropped[source] = reason
             for source in [s for s in pending if pending[s].done()]:
                 future = pending.pop(source)
+                if future.cancelled():  # the memory is closing
+                    result.dropped[source] = "cancelled: the memory was closed"
+                    continue
                 error = future.exception()
                 if error is not None:
                     reason = f"{type(error).__name__}: {error}"
@@ -292,6 +298,7 @@ class ContextEnricher:
         retries it finds the store closed, and nobody reads its answer."""
         with self._lock:
             pool, self._pool = self._pool, None
+            self._closed = True
         started = time.monotonic()
         if pool is not None:
             pool.close(CLOSE_WAIT)

@@ -605,12 +605,15 @@ class EventLog:
         return found
 
     def delete(self, event_id: int) -> bool:
-        """Delete one event; False when there was none."""
+        """Delete one event, and its cached vector unless other text shares it (its key
+        is a hash of the text); False when there was none."""
         check_id(event_id, "event id")
         self.check_writable()
         with self._write_lock, self.store.transaction() as tx:
             row = self._table.get(tx, event_id)
+            hashes = [c.content_hash for c in self.store.get_source(KIND, str(event_id))]
             self._remove(tx, [] if row is None else [row])
+            self.store.forget_embeddings(hashes)
         return row is not None
 
     def forget_session(self, session: str) -> int:

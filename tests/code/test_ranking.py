@@ -509,7 +509,8 @@ def test_tests_lose_most_of_their_score_unless_the_question_is_about_tests(
         ("e2e/login.ts", True),
         ("test/app.js", True),  # a top-level test folder (Node)
         ("src/test/java/AppTest.java", True),
-        ("src/FooSpec.kt", True),
+        ("src/test/kotlin/FooSpec.kt", True),
+        ("packages/core/test/util.js", True),  # a monorepo's package
         ("src/FooTest.php", True),
         ("src/lib/tests.rs", True),
         ("conftest.py", True),
@@ -518,6 +519,9 @@ def test_tests_lose_most_of_their_score_unless_the_question_is_about_tests(
         ("django/test/client.py", False),
         ("spring-test/src/main/java/org/springframework/test/web/MockMvc.java", False),
         ("src/main/java/org/junit/Test.java", False),
+        ("src/main/kotlin/TypeSpec.kt", False),  # production classes named ...Spec
+        ("kubernetes/client/openapi/models/V1PodSpec.java", False),
+        ("providers/fips/self_test.c", False),
         ("src/contest.py", False),
         ("latest/app.py", False),
     ],

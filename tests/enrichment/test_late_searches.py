@@ -96,3 +96,30 @@ def test_the_pool_runs_work_reports_errors_and_cancels_what_has_not_started() ->
     assert queued.cancelled()
     gate.set()
     assert all(f.result(5) is True for f in running)
+
+
+def test_waiting_for_the_shared_pool_cancels_nothing() -> None:
+    # code lookups share one pool in the process: closing one memory cancelled another
+    # memory's queued lookups ("code lookup for enrichment failed: CancelledError")
+    from remembrances.enrichment.daemon_pool import DaemonPool
+
+    pool = DaemonPool(1, "test-shared")
+    gate = threading.Event()
+    running = pool.submit(gate.wait, 30)
+    queued = pool.submit(lambda: "done")
+    assert pool.wait(0.1) is False
+    gate.set()
+    assert running.result(5) is True and queued.result(5) == "done"
+    assert pool.submit(lambda: "still open").result(5) == "still open"
+
+
+def test_an_enricher_closed_makes_no_new_threads(tmp_path: Path) -> None:
+    with remembrances.open(tmp_path / "m.db", embedder=HashEmbedder(64)) as svc:
+        svc.kb.add("Deploys run on Friday.", source="deploys.md")
+        enricher = ContextEnricher(svc, planner=HeuristicPlanner(now=lambda: NOW))
+        enricher.enrich_context("when do deploys run?")
+        enricher.close()
+        before = {t.name for t in threading.enumerate()}
+        assert enricher.enrich_context("when do deploys run?") == ""
+        started = {t.name for t in threading.enumerate()} - before
+        assert not any(name.startswith("remembrances-enrich") for name in started)

@@ -181,6 +181,13 @@ def test_forgetting_a_session_leaves_not_even_its_digests(events: EventLog, stor
     # the cache's key is a hash of the text: the forgotten turns' vectors go too, the
     # other session's (the same first message) stays
     assert store.stats()["cached_embeddings"] == cached - 3
+    # a turn deleted before the forget: its vector went with it (nothing left to tie
+    # it to the session once the digests are gone)
+    events.log_conversation([{"role": "user", "content": "my card is 4111 1111"}], session="s3")
+    before = store.stats()["cached_embeddings"]
+    events.delete(events.turns("s3")[0].id)
+    events.forget_session("s3")
+    assert store.stats()["cached_embeddings"] == before - 1
     assert store.search("pottery", kind="event", mode="text") == []
     assert events.forget_session("s1") == 0
     with pytest.raises(InvalidInputError):
