@@ -486,6 +486,8 @@ def test_tests_lose_most_of_their_score_unless_the_question_is_about_tests(
     for question, kept in [
         ("why does test_set_cookie_on_the_response fail", True),
         ("set a cookie on the response in tests", False),
+        # a name that only looks like a test's: no test file defines it
+        ("does set_cookie take test_size", False),
     ]:
         mine, in_tests = score(question), score(question, path="tests")
         expected = in_tests["tests/test_cookies.py"] * (1 if kept else ranking.TEST_FILE_FACTOR)
