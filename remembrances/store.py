@@ -46,7 +46,6 @@ from .storage.embedding_cache import embed_call_size as embed_call_size
 from .storage.engine import Engine, NewChunk, VectorIndexKind
 from .storage.filters import ChunkFilter, as_timestamp
 from .storage.filters import Where as Where
-from .storage.in_lists import in_lists
 from .storage.schema import check_read_only, migrate
 from .storage.search import Fuse as Fuse
 from .storage.search import QueryVectors, SearchRequest
@@ -470,18 +469,7 @@ class Store:
         """Drop the cached vectors of ``hashes`` that no chunk uses any more; returns how
         many. The cache is keyed by a hash of the embedded text, so a text that must be
         forgotten leaves that hash, and its vector, behind until they go too."""
-        wanted = sorted(set(hashes))
-        dropped = 0
-        with self.engine.write() as tx:
-            for part, part_marks in in_lists(wanted):
-                tx.execute(
-                    f"DELETE FROM embedding_cache WHERE content_hash IN ({part_marks}) "
-                    "AND NOT EXISTS (SELECT 1 FROM chunks c "
-                    "WHERE c.content_hash = embedding_cache.content_hash)",
-                    part,
-                )
-                dropped += tx.changes()
-        return dropped
+        return self.cache.forget(hashes)
 
     def delete_collection(self, kind: str, collection: str) -> int:
         kind, collection = check_name(kind, "kind"), check_name(collection, "collection")

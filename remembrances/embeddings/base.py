@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -36,6 +36,18 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> Any:
         """One vector: a ``(dim,)`` array or a list."""
         ...
+
+
+def with_vectors_done(exc: BaseException, done: Mapping[int, Any]) -> None:
+    """Attach to ``exc`` the vectors an ``embed_documents`` call did get before it failed
+    (by the text's index in the call): a provider embedder sends one call as several
+    requests at once, and the caller caches what was paid for (storage/embedding_cache.py)."""
+    exc.vectors_done = dict(done)  # type: ignore[attr-defined]
+
+
+def vectors_done(exc: BaseException) -> dict[int, Any]:
+    """What :func:`with_vectors_done` attached to ``exc`` (nothing, for most errors)."""
+    return getattr(exc, "vectors_done", None) or {}
 
 
 def as_matrix(vectors: Any, *, count: int, dim: int, who: str = "embedder") -> Vectors:

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import EmbedderUnavailableError, EmbeddingError, InvalidInputError
 from ..validation import check_text
-from .base import Vectors, as_matrix, as_vector
+from .base import Vectors, as_matrix, as_vector, with_vectors_done
 from .prefixes import Prefixes, prefixes_for
 from .retry import RetryPolicy, TransientError, call_with_retries
 from .truncation import batches, truncate
@@ -175,8 +175,7 @@ class RemoteEmbedder:
         try:
             self._run_all(run, groups)
         except Exception as exc:
-            # The requests that did answer were paid for: the caller may keep them.
-            exc.embedded = {i: out[i] for i in finished}  # type: ignore[attr-defined]
+            with_vectors_done(exc, {i: out[i] for i in finished})  # paid for: keep them
             raise
         return out
 

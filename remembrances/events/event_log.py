@@ -611,7 +611,7 @@ class EventLog:
         self.check_writable()
         with self._write_lock, self.store.transaction() as tx:
             row = self._table.get(tx, event_id)
-            hashes = [c.content_hash for c in self.store.get_source(KIND, str(event_id))]
+            hashes = self._embedded_hashes([event_id])
             self._remove(tx, [] if row is None else [row])
             self.store.forget_embeddings(hashes)
         return row is not None
@@ -627,15 +627,19 @@ class EventLog:
             return 0
         with self._write_lock, self.store.transaction() as tx:
             rows = self._table.session_turns(tx, session)
-            hashes = []
-            for row in rows:
-                source = str(row["id"])
-                hashes += [c.content_hash for c in self.store.get_source(KIND, source)]
-                self._table.delete(tx, int(row["id"]))
-                self.store.delete_source(KIND, source, collection=COLLECTION)
+            hashes = self._embedded_hashes([int(r["id"]) for r in rows])
+            self._remove(tx, rows, digests=False)
             self._table.forget_removed(tx, session)
             self.store.forget_embeddings(hashes)  # keyed by a hash of the text
         return len(rows)
+
+    def _embedded_hashes(self, event_ids: Sequence[int]) -> builtins.list[str]:
+        """The content hashes of these events' chunks: their cached vectors' keys."""
+        return [
+            c.content_hash
+            for event_id in event_ids
+            for c in self.store.get_source(KIND, str(event_id), collection=COLLECTION)
+        ]
 
     def prune(self, *, older_than: datetime | str | float | Any, subject: str | None = None) -> int:
         """Delete events that happened before a cut-off; returns how many.
@@ -651,12 +655,12 @@ class EventLog:
             self._remove(tx, rows)
         return len(rows)
 
-    def _remove(self, tx: Transaction, rows: Sequence[Row]) -> None:
+    def _remove(self, tx: Transaction, rows: Sequence[Row], *, digests: bool = True) -> None:
         """Delete events (rows with ``id`` and ``session``) and their chunks. A
         conversation turn leaves its digest behind (the latest ``REMOVED_KEPT`` of each
-        session), so that the transcript sent again does not bring it back; turns are
-        read a batch at a time, and plain events not at all."""
-        turns = [int(r["id"]) for r in rows if r["session"] is not None]
+        session; not with ``digests=False``), so that the transcript sent again does not
+        bring it back; turns are read a batch at a time, and plain events not at all."""
+        turns = [int(r["id"]) for r in rows if digests and r["session"] is not None]
         sessions: set[str] = set()
         for start in range(0, len(turns), REMOVED_BATCH):
             for row in self._table.by_ids(tx, turns[start : start + REMOVED_BATCH]):

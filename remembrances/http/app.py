@@ -20,6 +20,7 @@ from fastapi.routing import APIRoute
 from pydantic_core import PydanticSerializationError
 from starlette.exceptions import HTTPException
 
+from ..code.reader import MAX_REFERENCES, MAX_SYMBOLS
 from ..errors import InvalidInputError, NotFoundError, RemembrancesError
 from ..events import scope_where
 from ..mcp.roots import AllowedRoots
@@ -433,7 +434,7 @@ def build_app(
         name: str,
         project: str | None = None,
         kind: str | None = None,
-        limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
+        limit: Annotated[int, Query(ge=1, le=MAX_SYMBOLS)] = 100,
     ) -> Any:
         """Symbols by name or qualified name (``Session.send``), the first ``limit``."""
         return records(svc.code.find_symbol(name, project=project, kind=kind, limit=limit))
@@ -447,7 +448,7 @@ def build_app(
     def code_references(
         name: str,
         project: str | None = None,
-        limit: Annotated[int, Query(ge=1, le=100_000)] = 1000,
+        limit: Annotated[int, Query(ge=1, le=MAX_REFERENCES)] = 1000,
     ) -> Any:
         """Where an identifier occurs in indexed code, the first ``limit`` places."""
         return records(svc.code.references(name, project=project, limit=limit))

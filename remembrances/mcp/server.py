@@ -20,6 +20,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from .. import __version__
+from ..code.reader import MAX_REFERENCES, MAX_SYMBOLS
 from ..code.repo_map import DEFAULT_BUDGET_TOKENS
 from ..errors import NotFoundError, RemembrancesError
 from ..events import scope_where
@@ -401,7 +402,7 @@ def build_server(
         name: Annotated[str, Field(description="A name or qualified name, e.g. Session.send.")],
         project: str | None = None,
         kind: str | None = None,
-        limit: Annotated[int, Field(ge=1, le=10_000, strict=True)] = 100,
+        limit: Annotated[int, Field(ge=1, le=MAX_SYMBOLS, strict=True)] = 100,
     ) -> CallToolResult:
         """Find symbols by name or qualified name (the first ``limit``)."""
         found = svc.code.find_symbol(name, project=project, kind=kind, limit=limit)
@@ -420,7 +421,7 @@ def build_server(
     def code_references(
         name: str,
         project: str | None = None,
-        limit: Annotated[int, Field(ge=1, le=100_000, strict=True)] = 1000,
+        limit: Annotated[int, Field(ge=1, le=MAX_REFERENCES, strict=True)] = 1000,
     ) -> CallToolResult:
         """Where an identifier occurs in indexed code (syntax-aware, not substring; the
         first ``limit`` places)."""

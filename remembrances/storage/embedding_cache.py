@@ -10,10 +10,9 @@ the vector index itself is the engine's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from ..embeddings.base import Embedder, as_matrix, to_blob
+from ..embeddings.base import Embedder, as_matrix, to_blob, vectors_done
 from ..progress import Progress
 from .engine import Engine
 from .in_lists import in_lists
@@ -101,7 +100,7 @@ class EmbeddingCache:
             except Exception as exc:
                 # A provider embedder splits a call over requests at once: those that
                 # answered before one failed are cached, not paid for again.
-                done: dict[int, Any] = getattr(exc, "embedded", None) or {}
+                done = vectors_done(exc)
                 if done:
                     rows = sorted(done)
                     vectors = as_matrix([done[i] for i in rows], count=len(rows), dim=embedder.dim)
@@ -129,6 +128,20 @@ class EmbeddingCache:
                     "VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                     [(embedder, h, b) for h, b in blobs.items()],
                 )
+
+    def forget(self, hashes: Iterable[str]) -> int:
+        """Drop the vectors of ``hashes`` that no chunk uses any more; returns how many."""
+        dropped = 0
+        with self.engine.write() as tx:
+            for part, part_marks in in_lists(sorted(set(hashes))):
+                tx.execute(
+                    f"DELETE FROM embedding_cache WHERE content_hash IN ({part_marks}) "
+                    "AND NOT EXISTS (SELECT 1 FROM chunks c "
+                    "WHERE c.content_hash = embedding_cache.content_hash)",
+                    part,
+                )
+                dropped += tx.changes()
+        return dropped
 
     def count(self) -> int:
         with self.engine.read() as tx:

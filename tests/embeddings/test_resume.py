@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from remembrances import Store
-from remembrances.embeddings import RetryPolicy, create
+from remembrances.embeddings import Embedder, RetryPolicy, create
 from remembrances.errors import EmbeddingError
 from remembrances.records import Chunk
 
@@ -15,17 +15,22 @@ from .conftest import Sleeps
 from .wire_servers import KEY, OK, Fail, OpenAIServer
 
 
+def _two_slots(server: OpenAIServer, sleeps: Sleeps) -> Embedder:
+    """16 texts a request, two requests at once: a store call is 32 texts."""
+    return create(
+        "openai:text-embedding-3-small@16",
+        api_key=KEY,
+        base_url=server.base_url,
+        batch_size=16,
+        concurrency=2,
+        retry=RetryPolicy(attempts=3, base_delay=0.001, sleep=sleeps),
+    )
+
+
 def test_ingest_resumes_after_a_500_storm(tmp_path: Path, sleeps: Sleeps) -> None:
     chunks = [Chunk(f"note {i}: the {i}th thing worth remembering") for i in range(150)]
     with OpenAIServer(16) as server:
-        embedder = create(
-            "openai:text-embedding-3-small@16",
-            api_key=KEY,
-            base_url=server.base_url,
-            batch_size=16,
-            concurrency=2,
-            retry=RetryPolicy(attempts=3, base_delay=0.001, sleep=sleeps),
-        )
+        embedder = _two_slots(server, sleeps)
         # The store hands the embedder call_size texts per call (16 per request × 2
         # slots) and caches each call's vectors; two calls succeed, then the provider fails.
         assert embedder.call_size == 32
@@ -78,14 +83,7 @@ def test_the_requests_that_answered_are_kept_when_another_one_fails(
     # others returned were thrown away and paid for again on the retry
     chunks = [Chunk(f"turn {i}: something said in a long conversation") for i in range(150)]
     with OpenAIServer(16) as server:
-        embedder = create(
-            "openai:text-embedding-3-small@16",
-            api_key=KEY,
-            base_url=server.base_url,
-            batch_size=16,
-            concurrency=2,
-            retry=RetryPolicy(attempts=3, base_delay=0.001, sleep=sleeps),
-        )
+        embedder = _two_slots(server, sleeps)
         server.plan(OK, OK, OK, OK, OK)  # the third call: one request answers, one fails
         server.default = Fail(400)
         with Store(tmp_path / "memory.db", embedder=embedder) as store:

@@ -64,17 +64,37 @@ def test_disk_full_is_a_clear_error_and_loses_nothing(tmp_path: Path) -> None:
     store.put_source("kb", "after", [Chunk("writes work again once there is space")])
 
 
-READ_ONLY = textwrap.dedent(
+#: What a script run as nobody starts with: sqlite-vec loaded while still root (the
+#: checkout and its .venv may lie in a private folder that nobody cannot read; a loaded
+#: library is not read again).
+AS_NOBODY = textwrap.dedent(
     """
     import os, sys
     import apsw, sqlite_vec
-    from remembrances import Store, Chunk, ReadOnlyError
+    import remembrances
+    from remembrances import Chunk, ReadOnlyError, StorageError, Store
     from remembrances.embeddings import HashEmbedder
-    # Load sqlite-vec while still root: the checkout (and its .venv) may lie in a
-    # private folder that nobody cannot read; a loaded library is not read again.
     preload = apsw.Connection(":memory:")
     preload.enable_load_extension(True)
     preload.load_extension(sqlite_vec.loadable_path())
+    """
+)
+
+
+def _as_nobody(body: str, *args: object, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``AS_NOBODY`` + ``body`` (which drops to nobody itself) in ``cwd``, not the
+    checkout, which nobody may not be able to enter."""
+    return subprocess.run(
+        [sys.executable, "-c", AS_NOBODY + textwrap.dedent(body), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HOME": "/tmp"},
+        cwd=cwd,
+    )
+
+
+READ_ONLY = """
     os.setgid(65534); os.setuid(65534)  # nobody: cannot write the file or its folder
     store = Store(sys.argv[1], embedder=HashEmbedder(64))
     print("HIT", store.search("readable")[0].source)
@@ -83,7 +103,6 @@ READ_ONLY = textwrap.dedent(
     except ReadOnlyError as exc:
         print("REFUSED", exc)
     """
-)
 
 
 @pytest.mark.skipif(
@@ -100,29 +119,14 @@ def test_unwritable_file_opens_for_search_and_refuses_writes() -> None:
     folder.chmod(0o755)
     for p in folder.iterdir():
         p.chmod(0o644)
-    result = subprocess.run(
-        [sys.executable, "-c", READ_ONLY, str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "HOME": "/tmp"},
-        cwd=folder,  # not the checkout, which nobody may not be able to enter
-    )
+    result = _as_nobody(READ_ONLY, path, cwd=folder)
     assert "HIT doc" in result.stdout, result.stderr
     assert "REFUSED" in result.stdout and "not writable" in result.stdout
     assert Store(path, embedder=HashEmbedder(64)).count() == 1
     shutil.rmtree(folder)
 
 
-FOLDER = textwrap.dedent(
-    """
-    import os, sys
-    import apsw, sqlite_vec
-    import remembrances
-    from remembrances import ReadOnlyError, StorageError
-    preload = apsw.Connection(":memory:")
-    preload.enable_load_extension(True)
-    preload.load_extension(sqlite_vec.loadable_path())
+FOLDER = """
     # Import what the calls below use while still root (the interpreter's own library
     # may lie where nobody cannot read): one write to a throwaway memory does it.
     with remembrances.open(sys.argv[3], embedder="hash:64") as warm:
@@ -138,7 +142,6 @@ FOLDER = textwrap.dedent(
     except StorageError as exc:
         print("CREATE", exc)
     """
-)
 
 
 @pytest.mark.skipif(
@@ -155,14 +158,7 @@ def test_a_folder_that_is_not_writable_is_named_as_the_reason() -> None:
     folder.chmod(0o755)
     for p in folder.iterdir():
         p.chmod(0o666)
-    result = subprocess.run(
-        [sys.executable, "-c", FOLDER, str(path), str(folder / "new.db"), str(warm)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "HOME": "/tmp"},
-        cwd=folder,
-    )
+    result = _as_nobody(FOLDER, path, folder / "new.db", warm, cwd=folder)
     lines = " ".join(result.stdout.split())
     assert "WRITE" in lines and f"its folder {str(folder)!r} is not writable" in lines, (
         result.stdout + result.stderr
