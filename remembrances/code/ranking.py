@@ -290,12 +290,20 @@ def names_a_test(query: str, results: Sequence[SearchResult]) -> bool:
     questions ("run a command in tests and capture its output") asks for the library's
     own testing helper, which the tests that use it outnumber (tested- halves, nDCG@10
     fit / test: 0.734 / 0.793 with prose exempted, 0.743 / 0.796 without). Nor does a
-    name that only looks like a test's (``test_size``, ``TestClient``, "fixtures").
+    name that only looks like a test's (``test_size``, ``TestClient``, "fixtures"), nor
+    one that code outside the tests defines too: Django's test stubs define ``as_sql``,
+    like a hundred of its expressions, and "WhereNode as_sql" is about the latter.
     """
     written = code_words(query)
-    return bool(written) and any(
-        is_test(r.source) and str(r.metadata.get("name", "")).lower() in written for r in results
-    )
+    if not written:
+        return False
+    in_tests: set[str] = set()
+    elsewhere: set[str] = set()
+    for r in results:
+        name = str(r.metadata.get("name", "")).lower()
+        if name in written:
+            (in_tests if is_test(r.source) else elsewhere).add(name)
+    return bool(in_tests - elsewhere)
 
 
 def is_test(path: str) -> bool:

@@ -494,6 +494,42 @@ def test_tests_lose_most_of_their_score_unless_the_question_is_about_tests(
         assert mine["tests/test_cookies.py"] == pytest.approx(expected), question
 
 
+def test_a_name_the_code_defines_too_does_not_ask_for_the_tests(
+    code: CodeIndexer, tmp_path: Path
+) -> None:
+    # Django's test stubs define as_sql like a hundred of its expressions: "WhereNode
+    # as_sql" brought the stubs back to full score, and one ranked first
+    root = tmp_path / "orm"
+    (root / "orm").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "orm" / "where.py").write_text(
+        "class WhereNode:\n"
+        "    def as_sql(self, compiler):\n"
+        '        """Return the SQL of the where clause and its parameters."""\n'
+        "        return ' AND '.join(compiler.compile(c) for c in self.children), []\n"
+    )
+    (root / "tests" / "test_where.py").write_text(
+        "class DummyNode:\n"
+        "    def as_sql(self, compiler):\n"
+        "        return 'dummy', []\n\n\n"
+        "def test_where_node_as_sql():\n"
+        "    assert DummyNode().as_sql(None) == ('dummy', [])\n"
+    )
+    code.index(root)
+
+    def stub(query: str, **kw: object) -> float:
+        hits = code.search(query, mode="hybrid", **kw)  # type: ignore[arg-type]
+        return next(h.score for h in hits if h.qualified_name == "DummyNode.as_sql")
+
+    for question, kept in [
+        ("WhereNode as_sql", False),  # orm/where.py defines as_sql too
+        ("DummyNode as_sql", True),  # only a test defines DummyNode
+    ]:
+        expected = stub(question, path="tests") * (1 if kept else ranking.TEST_FILE_FACTOR)
+        assert stub(question) == pytest.approx(expected), question
+    assert code.search("WhereNode as_sql")[0].path == "orm/where.py"
+
+
 @pytest.mark.parametrize(
     ("path", "test"),
     [
