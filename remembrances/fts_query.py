@@ -173,6 +173,13 @@ def query_terms(text: str, *, split_identifiers: bool = True) -> list[str]:
     word is a stop word, the stop words are kept: "to be or not to be" is a query.
     """
     words = _TOKEN.findall(text)
+    # a stop word in capitals amid lower case is a keyword or an acronym: SQL's WHERE,
+    # IT, the US, the WHO
+    shouted = (
+        {w.lower() for w in words if len(w) > 1 and w.isupper()}
+        if any(ch.islower() for ch in text)
+        else set()
+    )
     terms: list[str] = []
     for word in words:
         terms.append(word.lower())
@@ -180,7 +187,7 @@ def query_terms(text: str, *, split_identifiers: bool = True) -> list[str]:
             parts = split_identifier(word)
             if len(parts) > 1:
                 terms.extend(p.lower() for p in parts)
-    kept = [t for t in terms if t not in STOP_WORDS] or terms
+    kept = [t for t in terms if t not in STOP_WORDS or t in shouted] or terms
     unique = list(dict.fromkeys(kept))
     return unique[:MAX_TERMS]
 

@@ -87,3 +87,16 @@ def test_identifiers_are_split_at_camel_case() -> None:
 def test_long_queries_are_capped() -> None:
     words = " ".join(f"word{i}" for i in range(500))
     assert len(query_terms(words)) == MAX_TERMS
+
+
+def test_a_stop_word_in_capitals_is_a_keyword_or_an_acronym() -> None:
+    # the question is about SQL's WHERE, the IT team and the US, not about "where"
+    assert query_terms("how does the ORM build a WHERE clause") == [
+        "orm",
+        "build",
+        "where",
+        "clause",
+    ]
+    assert query_terms("Is the IT team in the US office?") == ["it", "team", "us", "office"]
+    # capitals throughout are shouting, not keywords
+    assert fts_query("NEAR AND NOT") == '"near"'
