@@ -233,6 +233,13 @@ _HYPHENATED = re.compile(r"\b[a-z][a-z0-9]+(?:-[a-z0-9]+)+\b")
 _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\(\)")
 _WORD = re.compile(r"[^\W_][\w'-]*", re.UNICODE)
 _AUXILIARIES = frozenset({"ca", "wo", "sha", "ai", "do", "does", "did", "is", "are"})
+#: Meta words that are the topic when a person is their subject and nothing else is
+#: asked: "where do I work?", "what do we need?" ("how does it work?" stays meta).
+_PERSONAL_VERBS = frozenset(
+    ["work", "works", "working", "like", "likes", "need", "needs", "want", "wants", "use", "using"]
+)
+_PERSON = re.compile(r"\b(?:i|i'm|we|you|he|she|they)\b", re.IGNORECASE)
+_THING = re.compile(r"\b(?:it|its|it's|this|that|these|those)\b", re.IGNORECASE)
 _NOT_IDENTIFIERS = frozenset({"e.g", "i.e", "etc", "a.m", "p.m", "vs"})
 
 
@@ -375,6 +382,8 @@ class HeuristicPlanner:
         decisions = recap and window is not None and _DECISIONS.search(text) is not None
         if recap or (not protected and all(w.lower() in REPLY_WORDS for w in words)):
             terms, words = [], []  # about the conversation itself: nothing to look up
+        if not recap and not words and not protected:
+            words = _personal_verbs(text)
         has_code_signal = any(t.kind in ("path", "identifier", "error") for t in protected)
 
         # Events and code are searched with the prompt as said. On conversation memory
@@ -447,6 +456,14 @@ class _Term:
     end: int
     text: str
     kind: str  # quoted | error | path | identifier | technical | word
+
+
+def _personal_verbs(text: str) -> list[str]:
+    """The meta words of ``text`` that are its topic: it asks what a person does,
+    likes or needs, not whether something works."""
+    if _PERSON.search(text) is None or _THING.search(text) is not None:
+        return []
+    return [w for w in re.findall(r"[a-z]+", text.lower()) if w in _PERSONAL_VERBS]
 
 
 def _terms(text: str) -> list[_Term]:

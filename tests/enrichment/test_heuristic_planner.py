@@ -283,6 +283,7 @@ def test_days_follow_the_given_time_zone_and_come_out_in_utc() -> None:
         *("", "   ", "hi", "thanks!", "can you please help me?", "ok", "perfect", "go on"),
         *("thanks, that worked!", "no, the other one", "try again", "yes please"),
         *("sorry, I meant the first one", "what time is it?"),
+        *("how does it work?", "does this work?", "why is my code not working?"),
     ],
 )
 def test_prompts_without_content_plan_nothing(planner: HeuristicPlanner, prompt: str) -> None:
@@ -402,3 +403,15 @@ def test_a_windows_traceback_keeps_the_users_frame(planner: HeuristicPlanner) ->
     )
     query = planner.plan(windows).code_query
     assert "views.py" in query and "decoder.py" in query and "JSONDecodeError" in query
+
+
+@pytest.mark.parametrize(
+    "prompt", ["where do I work?", "who do you work for?", "what do we need?", "what do I like?"]
+)
+def test_a_meta_word_is_the_topic_when_a_person_is_its_subject(
+    planner: HeuristicPlanner, prompt: str
+) -> None:
+    # "work", "like" and "need" are meta in "how does it work?"; these asked nothing
+    plan = planner.plan(prompt)
+    assert plan.events_query == prompt
+    assert plan.kb_query

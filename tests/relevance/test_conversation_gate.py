@@ -20,12 +20,16 @@ CHAT = [
     {"role": "user", "content": "Also, my landlord is raising the rent by 8% next month."},
     {"role": "assistant", "content": "You could ask whether a longer lease keeps the old rent."},
     {"role": "user", "content": "Good idea. My cat Miso knocked the first mug off the shelf."},
+    {"role": "assistant", "content": "Oh no! Was it one of the blue ones?"},
+    {"role": "user", "content": "Yes. Anyway, from Monday I work at Globex as a product manager."},
 ]
 RELATED = {
     "which day is the pottery class?": "pottery class on Thursdays",
     "what am I making for my sister?": "blue mugs",
     "how much is the rent going up?": "raising the rent by 8%",
     "what is my cat called?": "Miso",
+    # "work" is a meta word ("how does it work?"), but here it is the topic
+    "where do I work?": "Globex",
 }
 UNRELATED = [
     "what is the capital of Peru?",
