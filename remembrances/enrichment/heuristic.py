@@ -447,7 +447,13 @@ def _part_queries(part: str) -> PartQueries:
 
 
 #: Words that ask for the newest events first.
-_RECENT = re.compile(r"\b(?:last|latest|recent|recently|newest|most\s+recent)\b", re.IGNORECASE)
+#: "Now", "still" and "these days" ask for what holds today: a fact logged later
+#: replaces an older one ("I'm vegetarian" in September, "pescatarian now" in November).
+_RECENT = re.compile(
+    r"\b(?:last|latest|recent|recently|newest|most\s+recent|now|nowadays|currently|"
+    r"still|these\s+days|any\s*more)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)

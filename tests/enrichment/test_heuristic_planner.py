@@ -253,6 +253,9 @@ def test_last_and_latest_favour_recent_events(planner: HeuristicPlanner) -> None
     # "last" in a time phrase names the window, not the newest
     assert not planner.plan("what happened last week?").events_recent
     assert not planner.plan("deploys in the last 3 days").events_recent
+    # what holds today: a later fact replaces an older one
+    for prompt in ("am I still vegetarian?", "what do I drink these days?", "where do I live now?"):
+        assert planner.plan(prompt).events_recent, prompt
 
 
 def test_a_time_phrase_alone_still_asks_the_event_log(planner: HeuristicPlanner) -> None:

@@ -4,7 +4,7 @@ prompt, unrelated prompts get nothing. Real local embedder, real store."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -59,3 +59,26 @@ def test_what_was_said_reaches_the_prompt(
 @pytest.mark.parametrize("prompt", UNRELATED)
 def test_unrelated_prompts_get_nothing(memory: RemembrancesService, prompt: str) -> None:
     assert memory.enrich_context(prompt) == ""
+
+
+def test_still_and_these_days_put_the_newer_fact_first(tmp_path: Path) -> None:
+    with remembrances.open(tmp_path / "memory.db", embedder="local") as svc:
+        for said, reply, day in [
+            (
+                "I'm vegetarian, so please no meat in recipe suggestions.",
+                "Noted: vegetarian recipes only.",
+                2,
+            ),
+            (
+                "I started eating fish again, so I'm pescatarian now, not vegetarian.",
+                "Updated: pescatarian, fish is fine.",
+                60,
+            ),
+        ]:
+            svc.events.log_conversation(
+                [{"role": "user", "content": said}, {"role": "assistant", "content": reply}],
+                session=f"day{day}",
+                at=datetime(2026, 9, 1, tzinfo=UTC) + timedelta(days=day),
+            )
+        block = svc.enrich_context("am I still vegetarian?")
+        assert 0 <= block.index("pescatarian") < block.index("I'm vegetarian, so")
