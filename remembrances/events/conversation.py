@@ -67,15 +67,19 @@ class Turn:
 
     def is_stored_as(self, stored: StoredTurn) -> bool:
         """Whether ``stored`` is this message: the same speaker and text, and the same
-        time when the message gives one (so a repeated "ok" with its own time is a new
-        turn, while a transcript logged again, times and all, adds nothing)."""
+        time when both give one (so a repeated "ok" with its own time is a new turn,
+        while a transcript logged again, times and all, adds nothing). A turn logged
+        without a time has none of its own: an agent that logs each message as it
+        comes, then imports the transcript with the provider's times, would otherwise
+        store the whole conversation twice."""
         digest, at = stored
-        return digest == self.digest and (self.at is None or self.at == at)
+        return digest == self.digest and (self.at is None or at is None or self.at == at)
 
 
-#: A stored turn as :func:`new_turns` compares it: its :func:`turn_digest` and time. A
-#: turn that was pruned or deleted is kept as these two alone (events/tables.py).
-StoredTurn = tuple[str, datetime]
+#: A stored turn as :func:`new_turns` compares it: its :func:`turn_digest` and its time,
+#: None when it was logged without one (its time is when it was logged). A turn that
+#: was pruned or deleted is kept as these two alone (events/tables.py).
+StoredTurn = tuple[str, datetime | None]
 
 
 def turn_digest(speaker: str, content: str) -> str:

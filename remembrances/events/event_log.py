@@ -87,7 +87,7 @@ class _Said(NamedTuple):
     position: int
     role: str | None
     digest: str
-    at: datetime
+    at: datetime | None  # None: logged without a time of its own
     user: str | None = None
 
 
@@ -371,7 +371,12 @@ class EventLog:
                 )
             history = sorted(
                 [
-                    _Said(e.position or 0, e.role, turn_digest(e.subject, e.content), e.occurred_at)
+                    _Said(
+                        e.position or 0,
+                        e.role,
+                        turn_digest(e.subject, e.content),
+                        None if e.occurred_at == e.recorded_at else e.occurred_at,
+                    )
                     for e in stored
                 ]
                 + [r for r in removed if r.user == user],

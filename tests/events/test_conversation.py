@@ -578,6 +578,33 @@ def test_a_repeated_message_with_its_own_time_is_a_new_turn(events: EventLog) ->
     assert len(events.turns("s")) == 2
 
 
+def test_turns_logged_live_then_imported_with_their_times_are_stored_once(
+    events: EventLog,
+) -> None:
+    # an agent logs each message as it comes (no time: stored at that moment), then
+    # imports the provider's transcript, whose messages carry their own times
+    said = ["Plan my trip to Kyoto.", "Sure, when do you go?", "In April, for ten days."]
+    for i, text in enumerate(said):
+        events.log_conversation([{"role": ROLES[i % 2], "content": text}], session="kyoto")
+    exported = [
+        {"role": ROLES[i % 2], "content": text, "at": f"2026-11-20T10:0{i}:00Z"}
+        for i, text in enumerate([*said, "Book a ryokan please."])
+    ]
+    logged = events.log_conversation(exported, session="kyoto")
+    assert ([e.content for e in logged.added], logged.already_stored) == (
+        ["Book a ryokan please."],
+        3,
+    )
+    assert [t.content for t in events.turns("kyoto")] == [*said, "Book a ryokan please."]
+    # a turn logged with a time keeps it: the same words at another time are new
+    assert len(events.log_conversation(exported[-1:], session="kyoto").added) == 0
+    later = {**exported[-1], "at": "2026-11-20T11:00:00Z"}
+    assert len(events.log_conversation([later], session="kyoto").added) == 1
+
+
+ROLES = ("user", "assistant")
+
+
 def test_a_search_of_the_whole_memory_can_keep_to_one_users_events(
     store: Store, events: EventLog
 ) -> None:
