@@ -23,6 +23,11 @@ MAX_NAME_CHARS = 4096
 MAX_METADATA_BYTES = 1_000_000
 
 
+#: Control characters: text of nothing else is blank, and a name typed by people (a
+#: project, a session, a user) holds none (a NUL or a newline broke listings).
+_CONTROL = {code: None for code in [*range(0x20), 0x7F]}
+
+
 def check_unicode(value: str, what: str) -> str:
     try:
         value.encode("utf-8")
@@ -46,8 +51,8 @@ def check_text(
         )
     if not isinstance(value, str):
         raise InvalidInputError(f"{what} must be a string, not {type(value).__name__}")
-    if not blank_ok and not value.strip():
-        raise InvalidInputError(f"{what} is empty")
+    if not blank_ok and not value.translate(_CONTROL).strip():
+        raise InvalidInputError(f"{what} is empty" if not value.strip() else f"{what} is blank")
     if limit is not None and len(value) > limit:
         advice = f" ({hint})" if hint else ""
         raise InvalidInputError(
@@ -72,6 +77,12 @@ def check_name(
     """
     if strip and isinstance(value, str):
         value = value.strip()
+        if value.translate(_CONTROL) != value:
+            at = next(i for i, ch in enumerate(value) if ord(ch) in _CONTROL)
+            raise InvalidInputError(
+                f"{what} holds a control character (U+{ord(value[at]):04X} at {at}); "
+                "use printable characters"
+            )
     return check_text(value, what, limit=limit, blank_ok=blank_ok)
 
 

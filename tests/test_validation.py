@@ -192,3 +192,33 @@ def test_a_service_over_something_else_than_a_store_is_refused(
     with pytest.raises(InvalidInputError, match=r"takes a Store.*remembrances\.open\(path\)"):
         RemembrancesService(given)  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("text", ["\x00", " \x00\n\x00 ", "\x1b\x07"])
+def test_text_of_control_characters_alone_is_blank(store: Store, text: str) -> None:
+    kb, events = KnowledgeBase(store), EventLog(store)
+    for call in (
+        lambda: kb.add(text, source="doc"),
+        lambda: events.log(text),
+        lambda: events.log_conversation([{"role": "user", "content": text}], session="s"),
+    ):
+        with pytest.raises(InvalidInputError, match="blank"):
+            call()
+    assert store.count() == 0
+    kb.add("a NUL inside\x00text is still text", source="doc")  # only text of nothing else is refused
+
+
+@pytest.mark.parametrize("name", ["s\x00", "line\nbreak", "tab\there"])
+def test_session_user_and_project_names_hold_no_control_characters(
+    store: Store, name: str
+) -> None:
+    events = EventLog(store)
+    said = [{"role": "user", "content": "hi"}]
+    for call in (
+        lambda: events.log_conversation(said, session=name),
+        lambda: events.log_conversation(said, session="s", user=name),
+        lambda: CodeIndexer(store).stats(name),
+    ):
+        with pytest.raises(InvalidInputError, match="control character"):
+            call()
+    assert store.count() == 0
