@@ -205,13 +205,13 @@ def test_text_of_control_characters_alone_is_blank(store: Store, text: str) -> N
         with pytest.raises(InvalidInputError, match="blank"):
             call()
     assert store.count() == 0
-    kb.add("a NUL inside\x00text is still text", source="doc")  # only text of nothing else is refused
+    kb.add(
+        "a NUL inside\x00text is still text", source="doc"
+    )  # only text of nothing else is refused
 
 
 @pytest.mark.parametrize("name", ["s\x00", "line\nbreak", "tab\there"])
-def test_session_user_and_project_names_hold_no_control_characters(
-    store: Store, name: str
-) -> None:
+def test_session_user_and_project_names_hold_no_control_characters(store: Store, name: str) -> None:
     events = EventLog(store)
     said = [{"role": "user", "content": "hi"}]
     for call in (

@@ -409,6 +409,11 @@ class HeuristicPlanner:
         # A long ask's question is searched on its own too (prompt_parts.ask_parts).
         part_queries = tuple(_part_queries(part) for part in ask_parts(text)) if said else ()
 
+        until = window.until if window else None
+        if window is not None and window.period_until is not None and (not said or decisions):
+            # a listing of "last week" is of last week: a search errs wide, a list of
+            # the window's events would show this week's (the newest) alone
+            until = window.period_until
         kb_limit, code_limit, events_limit = self.kb_limit, self.code_limit, self.events_limit
         if has_code_signal:
             code_limit += 2
@@ -419,7 +424,7 @@ class HeuristicPlanner:
             code_query=code_query[:MAX_QUERY_CHARS],
             events_query=events_query[:MAX_QUERY_CHARS],
             events_since=window.since if window else None,
-            events_until=window.until if window else None,
+            events_until=until,
             kb_limit=kb_limit,
             code_limit=code_limit,
             events_limit=events_limit,

@@ -314,6 +314,8 @@ def search_events(
         hits = sorted(hits, key=lambda h: (h.occurred_at, h.position or 0))
         shown = frozenset(h.id for h in hits)
         return [replace(event_item(h, shown=shown), score=None) for h in hits]
+    elif query is None and plan.events_since is not None and plan.events_until is not None:
+        hits = _spread_over(service, plan.events_since, plan.events_until, limit, scope)
     elif query is None or not plan.has_time_window:
         hits = search(since=plan.events_since, until=plan.events_until)
     else:
@@ -380,6 +382,32 @@ def _latest_held(
             if said and not HeuristicPlanner().plan(said[0].content).events_recap:
                 return name
     return None
+
+
+def _spread_over(
+    service: RemembrancesService,
+    since: datetime,
+    until: datetime,
+    limit: int,
+    scope: Mapping[str, Any],
+) -> list[Event]:
+    """A window's events spread over it: the latest of each of ``limit`` equal
+    stretches, then the newest. "What happened in October?" showed the last four days
+    of October alone."""
+    newest = service.events.search(None, since=since, until=until, limit=limit, **scope)
+    if len(newest) < limit:
+        return newest  # the window holds no more than that
+    step = (until - since) / limit
+    picked: dict[int, Event] = {}
+    for i in range(limit):
+        start = since + step * i
+        for event in service.events.search(None, since=start, until=start + step, limit=1, **scope):
+            picked.setdefault(event.id, event)
+    for event in newest:
+        if len(picked) >= limit:
+            break
+        picked.setdefault(event.id, event)
+    return list(picked.values())
 
 
 def _newest_favoured(hits: list[Event]) -> list[Event]:

@@ -70,6 +70,9 @@ class TimeWindow:
     phrase: str
     #: A date ("January 31st"), which a note or code may also hold as words.
     absolute: bool = False
+    #: Where the period named ends, when the window runs on to now to err wide ("last
+    #: week": its Sunday). A prompt that only lists the period asks for this much.
+    period_until: datetime | None = None
 
 
 def _pattern(text: str) -> re.Pattern[str]:
@@ -148,7 +151,9 @@ def find_time_window(
         if since is not None and until is not None and since > until:
             continue  # a date still to come ("in June 2099"): no past to look at
         rest = (prompt[: match.start()] + " " + prompt[match.end() :]).strip()
-        return TimeWindow(since, until, match.group(0), rule in _ABSOLUTE), rest
+        period = _period_end(rule, match, current, tz)
+        period_until = None if period is None else min(period, current).astimezone(UTC)
+        return TimeWindow(since, until, match.group(0), rule in _ABSOLUTE, period_until), rest
     return None, prompt
 
 
@@ -259,6 +264,21 @@ def _month_number(name: str) -> int:
 def _count(word: str) -> int:
     word = " ".join(word.lower().split())
     return int(word) if word.isdigit() else _NUMBER_WORDS[word]
+
+
+def _period_end(rule: str, match: re.Match[str], now: datetime, tz: tzinfo) -> datetime | None:
+    """The end of the week, month or year "last week/month/year" names (its window
+    runs on to now). "The last week" and "the past month" are the last 7 or 30 days."""
+    if rule != "last_unit" or not re.fullmatch(r"(?:last|previous)\s+\w+", match.group(0).lower()):
+        return None
+    period, today = match.group(1).lower(), now.date()
+    if period == "week":
+        return _day_end(today - timedelta(days=today.weekday() + 1), tz)
+    if period == "month":
+        return _day_end(today.replace(day=1) - timedelta(days=1), tz)
+    if period == "year":
+        return _day_end(date(today.year - 1, 12, 31), tz)
+    return None
 
 
 def _last_weekday(today: date, name: str) -> date:

@@ -4,6 +4,7 @@ embedder, the heuristic planner."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -266,3 +267,25 @@ def test_a_time_windows_turns_are_told_in_the_order_they_were_said(location: str
     shown = [item.text.split("\n")[0] for item in enrichment.items["events"]]
     assert len(shown) >= 2
     assert shown == [m["text"] for m in said if m["text"] in shown]
+
+
+def test_a_listed_window_is_shown_across_its_days_not_its_last_ones(location: str) -> None:
+    # three notes a day through October: "what happened in October?" showed the last
+    # four days of it alone
+    with remembrances.open(location, embedder="hash:64") as svc:
+        october = datetime(2026, 10, 1, tzinfo=UTC)
+        svc.events.log_many(
+            [
+                {
+                    "content": f"Diary {day + 1} Oct, {hour}h.",
+                    "at": october + timedelta(day, hours=hour),
+                }
+                for day in range(31)
+                for hour in (9, 13, 17)
+            ]
+        )
+        svc.enricher.planner = HeuristicPlanner(now=lambda: NOW)
+        result = svc.enricher.enrich("what happened in October?")
+        said = " ".join(item.text for item in result.items["events"])
+        days = sorted({int(day) for day in re.findall(r"Diary (\d+) Oct", said)})
+        assert len(days) >= 6 and days[0] <= 5 and days[-1] >= 27, days
