@@ -258,6 +258,9 @@ def new_turns(
             if same(stored[-overlap:], given[:overlap]):
                 return list(given[overlap:])
     if stored and given and given[0].is_stored_as(stored[0]):
+        after = _after_the_kept(stored, given)
+        if after:
+            return list(given[after:])
         differs = next(i for i in range(shared) if not given[i].is_stored_as(stored[i]))
         raise InvalidInputError(
             f"message {given[differs].index} differs from turn {differs} already stored for "
@@ -265,6 +268,21 @@ def new_turns(
             "stored turns are not rewritten (log an edited conversation as a new session)"
         )
     return list(given[_after_the_stored(stored, given) :])
+
+
+def _after_the_kept(stored: Sequence[StoredTurn], given: Sequence[Turn]) -> int:
+    """Where the new turns start in a transcript that holds the stored turns in order,
+    less some the client deleted, up to the last stored turn; 0 when it does not (an
+    edited message is not a stored turn). Memory keeps what the client deleted: the
+    session went on, and refusing every later log of it stranded the conversation."""
+    at = 0
+    for i, turn in enumerate(given):
+        while at < len(stored) and not turn.is_stored_as(stored[at]):
+            at += 1
+        if at >= len(stored) - 1:
+            return i + 1 if at == len(stored) - 1 else 0
+        at += 1
+    return 0
 
 
 #: Messages after the first that must be the stored turns' tail for a transcript whose

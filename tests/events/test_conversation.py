@@ -323,6 +323,26 @@ def test_a_rewritten_history_is_refused(events: EventLog) -> None:
     assert events.count(session="s1") == 4
 
 
+def test_messages_the_client_deleted_stay_and_the_session_goes_on(events: EventLog) -> None:
+    said = [
+        {"role": ROLES[i % 2], "content": f"message {i} about the compost heap"} for i in range(6)
+    ]
+    events.log_conversation(said, session="g")
+    deleted = said[:2] + said[3:]  # the user deleted message 2 in the chat app
+    again = events.log_conversation(deleted, session="g")
+    assert (again.added, again.already_stored) == ([], 5)
+    new = {"role": "user", "content": "and what about the worms?"}
+    logged = events.log_conversation([*deleted[:-2], deleted[-1], new], session="g")
+    assert [t.content for t in logged.added] == [new["content"]]
+    assert [t.content for t in events.turns("g")] == [m["content"] for m in said] + [
+        new["content"]
+    ]
+    # an edited message is no stored turn: still refused
+    edited = [*deleted[:2], {"role": "assistant", "content": "changed"}, *deleted[3:], new]
+    with pytest.raises(InvalidInputError, match="differs"):
+        events.log_conversation(edited, session="g")
+
+
 def test_repeated_words_in_one_session_are_separate_turns(events: EventLog) -> None:
     ok = {"role": "user", "content": "ok"}
     logged = events.log_conversation([ok, {"role": "assistant", "content": "ok?"}, ok], session="s")
