@@ -8,6 +8,7 @@ from remembrances import Chunk, Store
 from remembrances.fts_query import MAX_TERMS
 from remembrances.storage.text_match import (
     LOOSE_PARTS,
+    NEAR_CREDIT,
     PRIOR_CHUNKS,
     TOKENIZER,
     QueryWords,
@@ -126,3 +127,16 @@ def test_a_query_of_many_names_keeps_as_many_as_a_query_has_words() -> None:
     # each name is looked for in every candidate: their number is bounded
     query = " ".join(f"call_{i}_now" for i in range(500))
     assert len(identifiers(query, lambda words: words)) == MAX_TERMS
+
+
+@pytest.mark.backends("sqlite", "postgresql")
+def test_a_word_the_stemmer_leaves_apart_counts_half(store: Store) -> None:
+    # Porter stems "allergies" allergi and "allergic" allerg: "do I have any allergies?"
+    # found the note by meaning alone, and an event scored 0.012
+    store.put_source("kb", "allergy", [Chunk("Sam is allergic to penicillin.")])
+    store.put_source("kb", "pizza", [Chunk("The cafeteria serves pizza on Mondays, always.")])
+    found = {h.source: h.text_score for h in store.search("do I have any allergies?")}
+    assert found["allergy"] == pytest.approx(NEAR_CREDIT)
+    assert not found.get("pizza")
+    exact = {h.source: h.text_score for h in store.search("who is allergic?")}
+    assert exact["allergy"] == pytest.approx(1.0)  # the word itself still counts whole

@@ -453,7 +453,8 @@ class PostgresEngine:
             str(r["term"]): int(r["chunks"])
             for r in tx.execute("SELECT term, chunks FROM text_terms WHERE term = ANY(?)", (stems,))
         }
-        if not found:
+        prefixes = coverage_math.near_prefixes(stems)
+        if not found and not prefixes:
             return {}
         weights = [coverage_math.idf(found.get(s, 0), chunks) for s in stems]
         mean_length = tokens / max(chunks, 1)
@@ -473,21 +474,25 @@ class PostgresEngine:
         for row in tx.execute(
             "SELECT c.id AS id, sum(cardinality(u.positions)) AS length, "
             "jsonb_object_agg(u.lexeme, cardinality(u.positions)) "
-            "FILTER (WHERE u.lexeme = ANY(?)) AS counts "
+            "FILTER (WHERE u.lexeme = ANY(?) OR left(u.lexeme, ?) = ANY(?::text[])) AS counts "
             "FROM chunks c, unnest(c.tsv) u WHERE c.id = ANY(?) GROUP BY c.id",
-            (stems, [int(i) for i in ids]),
+            (stems, coverage_math.NEAR_PREFIX, list(prefixes), [int(i) for i in ids]),
         ):
             held = row["counts"]
             if not held:
                 continue
             if isinstance(held, str):
                 held = json.loads(held)
-            counts = [0] * len(stems)
+            counts, near = [0] * len(stems), [0] * len(stems)
             for lexeme, n in held.items():
-                counts[position[lexeme]] = int(n)
+                if lexeme in position:
+                    counts[position[lexeme]] = int(n)
+                elif len(lexeme) >= coverage_math.NEAR_PREFIX:
+                    near[prefixes[lexeme[: coverage_math.NEAR_PREFIX]]] += int(n)
             parts = None
             if joined:
                 parts = coverage_math.part_weights(stems, joined, texts.get(int(row["id"]), ""))
+            counts, parts = coverage_math.with_near(counts, near, parts)
             result[int(row["id"])] = coverage_math.coverage(
                 counts, int(row["length"]), mean_length, weights, parts
             )

@@ -45,6 +45,10 @@ PRIOR_CHUNKS = 100
 TOKENIZER = ("porter", ["unicode61", "remove_diacritics", "2"])
 #: How much an identifier's words count in a chunk that does not hold the identifier.
 LOOSE_PARTS = 0.5
+#: A chunk word that shares its first NEAR_PREFIX letters with a query stem but is not
+#: it ("allergic" for "allergies": Porter stems them allerg, allergi) counts this much.
+NEAR_PREFIX = 6
+NEAR_CREDIT = 0.5
 #: ``snake_case``, ``dotted.names``, ``mixed_and.dotted``: words joined by ``_`` or ``.``
 #: into one name (a letter first and two characters a part, so ``2.3`` and ``e.g.`` are
 #: not names).
@@ -199,6 +203,29 @@ def idf(df: int, chunks: int) -> float:
     return math.log((chunks + PRIOR_CHUNKS) / (df + 1.0))
 
 
+def near_prefixes(stems: Sequence[str]) -> dict[str, int]:
+    """The first ``NEAR_PREFIX`` letters of each long enough query stem, and its index."""
+    found: dict[str, int] = {}
+    for index, stem in enumerate(stems):
+        if len(stem) >= NEAR_PREFIX:
+            found.setdefault(stem[:NEAR_PREFIX], index)
+    return found
+
+
+def with_near(
+    counts: Sequence[int], near: Sequence[int], parts: Sequence[float] | None
+) -> tuple[list[int], list[float] | None]:
+    """``counts`` and ``parts`` with the stems a chunk holds only as near words
+    (``near``: their counts) counted at ``NEAR_CREDIT``."""
+    if not any(n and not c for c, n in zip(counts, near, strict=True)):
+        return list(counts), None if parts is None else list(parts)
+    scaled = [
+        (1.0 if parts is None else parts[i]) * (NEAR_CREDIT if n and not c else 1.0)
+        for i, (c, n) in enumerate(zip(counts, near, strict=True))
+    ]
+    return [c or n for c, n in zip(counts, near, strict=True)], scaled
+
+
 def coverage(
     counts: Sequence[int],
     length: int,
@@ -229,9 +256,11 @@ def text_match(
     words = QueryWords.of(tokenize, query)
     if words is None or not ids:
         return {}
+    prefixes = near_prefixes(words.stems)
+    near_match = " OR ".join(f'"{p}" *' for p in prefixes)
     totals = conn.execute(
         "SELECT fts_totals(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1",
-        (words.match,),
+        (f"{words.match} OR {near_match}" if near_match else words.match,),
     ).fetchone()
     if totals is None:  # no chunk holds any of the words
         return {}
@@ -252,11 +281,18 @@ def text_match(
                 include_offsets=False,
             )
         )
+        near = [0] * len(position)
         for token in tokens_of:
-            index = position.get(str(token[0]))
+            word = str(token[0])
+            index = position.get(word)
             if index is not None:
                 counts[index] += 1
-        if any(counts):
+            elif len(word) >= NEAR_PREFIX:
+                index = prefixes.get(word[:NEAR_PREFIX])
+                if index is not None:
+                    near[index] += 1
+        if any(counts) or any(near):
             parts = part_weights(words.stems, joined, str(text)) if joined else None
+            counts, parts = with_near(counts, near, parts)
             result[int(chunk_id)] = coverage(counts, len(tokens_of), mean_length, weights, parts)
     return result

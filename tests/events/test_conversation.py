@@ -334,9 +334,7 @@ def test_messages_the_client_deleted_stay_and_the_session_goes_on(events: EventL
     new = {"role": "user", "content": "and what about the worms?"}
     logged = events.log_conversation([*deleted[:-2], deleted[-1], new], session="g")
     assert [t.content for t in logged.added] == [new["content"]]
-    assert [t.content for t in events.turns("g")] == [m["content"] for m in said] + [
-        new["content"]
-    ]
+    assert [t.content for t in events.turns("g")] == [m["content"] for m in said] + [new["content"]]
     # an edited message is no stored turn: still refused
     edited = [*deleted[:2], {"role": "assistant", "content": "changed"}, *deleted[3:], new]
     with pytest.raises(InvalidInputError, match="differs"):
