@@ -1,7 +1,8 @@
 """Connections to one memory's schema: psycopg 3, explicit transactions, rows by name.
 
 Mirrors the SQLite engine's ``Database``: one writer connection shared by the
-process's threads under a lock, and a read connection per thread. Writers to one
+process's threads under a lock, and a small pool of read connections that a read
+transaction takes and gives back (``MAX_READERS``). Writers to one
 memory are serialised by a transaction-scoped advisory lock taken right after
 ``BEGIN`` (the ``BEGIN IMMEDIATE`` of SQLite): the domain layers' read-then-write
 logic ("skip unchanged files", "replace a document") then means the same on both
@@ -16,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
-import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -51,6 +51,12 @@ LOCK_SPACE = 0x726D6272
 BOOTSTRAP_LOCK = 0
 #: Attempts of :meth:`PostgresDatabase.run_write` on a serialisation failure or deadlock.
 WRITE_ATTEMPTS = 5
+#: Read connections one memory keeps per process. A read takes one for its transaction
+#: and gives it back; a reader per thread held about 40 connections per server, and
+#: three servers took all of PostgreSQL's 100.
+MAX_READERS = 4
+#: Seconds a read waits for one of the ``MAX_READERS`` to be given back.
+READER_WAIT_S = 60
 
 
 # -- SQL text: ``?`` placeholders become psycopg's ``%s`` ----------------------------
@@ -226,29 +232,8 @@ def postgres_error(exc: BaseException, where: str = "PostgreSQL") -> Remembrance
 # -- the connections of one process to one memory ---------------------------------------
 
 
-class _Held:
-    """A thread's reader connection, in that thread's local storage: when the thread
-    ends its storage goes, and with it this object, whose finalizer closes the
-    connection (a server takes about a hundred connections; threads come and go)."""
-
-    def __init__(self, conn: psycopg.Connection[Any]) -> None:
-        self.conn = conn
-
-
-def _release(
-    readers: list[psycopg.Connection[Any]], lock: threading.Lock, conn: psycopg.Connection[Any]
-) -> None:
-    """Close a reader whose thread ended (or that was replaced). A function of the
-    readers list, not a method: a finalizer holding the database would keep every
-    closed memory alive for as long as its threads live."""
-    with lock:
-        if conn in readers:
-            readers.remove(conn)
-    conn.close()
-
-
 class PostgresDatabase:
-    """One writer connection (under a lock) and a reader per thread, for one memory."""
+    """One writer connection (under a lock) and a pool of readers, for one memory."""
 
     def __init__(self, url: str, *, read_only: bool = False) -> None:
         self.target = PostgresTarget.parse(url)
@@ -259,10 +244,10 @@ class PostgresDatabase:
         self.lock = threading.RLock()
         self._owner: int | None = None
         self._depth = 0
-        self._local = threading.local()
-        self._readers: list[psycopg.Connection[Any]] = []
-        self._readers_lock = threading.Lock()
-        self._finalizers: list[weakref.finalize[Any, Any]] = []
+        self._local = threading.local()  # the reader a thread's read holds, and its depth
+        self._idle: list[psycopg.Connection[Any]] = []
+        self._readers = 0  # open, idle or taken
+        self._given_back = threading.Condition(threading.Lock())
         self.closed = False
         self.conn = self._connect()
 
@@ -313,14 +298,13 @@ class PostgresDatabase:
             self._register_vector(conn)
 
     def close(self) -> None:
-        with self.lock, self._readers_lock:
+        with self.lock, self._given_back:
             self.closed = True
-            for finalizer in self._finalizers:  # nothing left for them to close
-                finalizer.detach()
-            self._finalizers.clear()
-            for reader in self._readers:
+            for reader in self._idle:  # a reader taken now is closed when given back
                 reader.close()
-            self._readers.clear()
+            self._readers -= len(self._idle)
+            self._idle.clear()
+            self._given_back.notify_all()
             self.conn.close()
 
     def _check_open(self) -> None:
@@ -332,19 +316,52 @@ class PostgresDatabase:
             self.conn = self._connect()
         return self.conn
 
+    def _take_reader(self) -> psycopg.Connection[Any]:
+        """An idle reader, a new one while fewer than ``MAX_READERS`` are open, or the
+        first one given back."""
+        with self._given_back:
+            while True:
+                self._check_open()
+                if self._idle:
+                    return self._idle.pop()
+                if self._readers < MAX_READERS:
+                    self._readers += 1
+                    break
+                if not self._given_back.wait(READER_WAIT_S):
+                    raise StorageError(
+                        f"{self.location}: all {MAX_READERS} read connections stayed busy "
+                        f"for {READER_WAIT_S} s; try again"
+                    )
+        try:
+            return self._connect()
+        except BaseException:
+            self._drop_reader(None)
+            raise
+
+    def _give_back(self, conn: psycopg.Connection[Any]) -> None:
+        if conn.closed or conn.broken:
+            self._drop_reader(conn)
+            return
+        with self._given_back:
+            if not self.closed:
+                self._idle.append(conn)
+                self._given_back.notify()
+                return
+        self._drop_reader(conn)
+
+    def _drop_reader(self, conn: psycopg.Connection[Any] | None) -> None:
+        if conn is not None:
+            conn.close()
+        with self._given_back:
+            self._readers -= 1
+            self._given_back.notify()
+
     def _reader(self) -> psycopg.Connection[Any]:
-        held: _Held | None = getattr(self._local, "held", None)
-        if held is not None and not (held.conn.closed or held.conn.broken):
-            return held.conn
-        conn = self._connect()
-        held = _Held(conn)
-        finalizer = weakref.finalize(held, _release, self._readers, self._readers_lock, conn)
-        with self._readers_lock:
-            self._readers.append(conn)
-            self._finalizers = [f for f in self._finalizers if f.alive]
-            self._finalizers.append(finalizer)
-        self._local.held = held
-        return conn
+        """The reader of this thread's read, or one for a statement outside any."""
+        held: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
+        if held is not None:
+            return held
+        return self._writer()
 
     # the schema's existence
 
@@ -410,15 +427,7 @@ class PostgresDatabase:
                 finally:
                     self._depth -= 1
                 return
-            conn = self._writer()
-            try:
-                conn.execute("BEGIN")
-                conn.execute(
-                    "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_SPACE, self.schema)
-                )
-            except psycopg.Error as exc:
-                self._rollback(conn)
-                raise postgres_error(exc, self.location) from exc
+            conn = self._begin_write()
             self._owner, self._depth = threading.get_ident(), 1
             try:
                 yield PostgresTransaction(conn)
@@ -430,6 +439,26 @@ class PostgresDatabase:
                 raise
             finally:
                 self._owner, self._depth = None, 0
+
+    def _begin_write(self) -> psycopg.Connection[Any]:
+        """The writer in a transaction holding this memory's lock; a writer the server
+        dropped meanwhile (it restarted) is reconnected once, before anything is done."""
+        for attempt in (1, 2):
+            conn = self._writer()
+            try:
+                conn.execute("BEGIN")
+                conn.execute(
+                    "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_SPACE, self.schema)
+                )
+                return conn
+            except psycopg.OperationalError as exc:
+                self._rollback(conn)
+                if attempt == 2 or not (conn.closed or conn.broken):
+                    raise postgres_error(exc, self.location) from exc
+            except psycopg.Error as exc:
+                self._rollback(conn)
+                raise postgres_error(exc, self.location) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def run_write(
         self, work: Callable[[PostgresTransaction], T], *, attempts: int = WRITE_ATTEMPTS
@@ -460,28 +489,42 @@ class PostgresDatabase:
             yield PostgresTransaction(self.conn)
             return
         self._check_open()
-        depth = getattr(self._local, "depth", 0)
-        conn = self._reader()
-        if depth:
-            self._local.depth = depth + 1
-            try:
-                yield PostgresTransaction(conn)
-            finally:
-                self._local.depth = depth
+        held: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
+        if held is not None:  # a read inside this thread's read: the same snapshot
+            yield PostgresTransaction(held)
             return
-        try:
-            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        except psycopg.Error as exc:
-            raise postgres_error(exc, self.location) from exc
-        self._local.depth = 1
+        conn = self._begin_read()
+        self._local.conn = conn
         try:
             yield PostgresTransaction(conn)
         except psycopg.Error as exc:
             raise postgres_error(exc, self.location) from exc
         finally:
-            self._local.depth = 0
+            self._local.conn = None
             if not self.closed:
                 self._rollback(conn)  # nothing to keep: ending it costs the same
+            self._give_back(conn)
+
+    def _begin_read(self) -> psycopg.Connection[Any]:
+        """A reader in a read-only transaction. An idle reader the server dropped (it
+        restarted) fails its ``BEGIN``: it is replaced once, rather than failing the
+        first read of every reader after a restart."""
+        for attempt in (1, 2):
+            conn = self._take_reader()
+            try:
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                return conn
+            except psycopg.OperationalError as exc:
+                self._drop_reader(conn)
+                if attempt == 2:
+                    raise postgres_error(exc, self.location) from exc
+            except psycopg.Error as exc:
+                self._give_back(conn)
+                raise postgres_error(exc, self.location) from exc
+            except BaseException:
+                self._give_back(conn)
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     @property
     def in_transaction(self) -> bool:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from remembrances.errors import InvalidInputError, ReadOnlyError, StorageError
-from remembrances.postgres.connection import PostgresDatabase, translate
+from remembrances.postgres.connection import MAX_READERS, PostgresDatabase, translate
 from remembrances.postgres.schema import STORE_MIGRATIONS, vector_script
 from remembrances.postgres.tsquery import tsquery_text
 from remembrances.postgres.url import PostgresTarget, is_postgres_url
@@ -274,30 +274,72 @@ def test_or_query_finds_any_word_and_stop_word_queries_work(database: PostgresDa
         assert hits("nothing matches zebra") == []
 
 
-def test_a_threads_reader_connection_closes_when_the_thread_ends(
+def _backends(database: PostgresDatabase) -> set[int]:
+    """The server processes of this database's connections (readers and writer)."""
+    with database.write() as tx:
+        rows = tx.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'remembrances'"
+        ).fetchall()
+    return {int(r["pid"]) for r in rows}
+
+
+def test_reads_share_a_few_connections_however_many_threads_read(
     database: PostgresDatabase,
 ) -> None:
-    def readers() -> int:
-        with database.read() as tx:
-            count = tx.execute(
-                "SELECT count(*) AS n FROM pg_stat_activity "
-                "WHERE application_name = 'remembrances' AND pid <> pg_backend_pid()"
-            ).scalar()
-        return int(count)
+    # a server's worker threads never end: a reader per thread held about 40
+    # connections per server, and three servers took all of PostgreSQL's 100
+    before = _backends(database)
+    started, release = threading.Barrier(17), threading.Event()
+    seen: set[int] = set()
 
-    def read_once() -> None:
+    def read_and_wait() -> None:
+        with database.read() as tx:
+            seen.add(int(tx.execute("SELECT pg_backend_pid() AS pid").scalar()))
+        started.wait()
+        release.wait()  # the thread lives on, as a server's do
         with database.read() as tx:
             tx.execute("SELECT 1")
 
-    before = readers()
-    for _ in range(30):  # short-lived threads, as a pool per request would make
-        thread = threading.Thread(target=read_once)
+    threads = [threading.Thread(target=read_and_wait, daemon=True) for _ in range(16)]
+    for thread in threads:
         thread.start()
-        thread.join()
-    gc.collect()
-    assert readers() <= before + 1  # not one per thread that ever read
-    with database.read() as tx:  # this thread's reader still works
+    try:
+        started.wait(timeout=60)
+        assert len(seen) <= MAX_READERS
+        assert len(_backends(database) - before) <= MAX_READERS
+    finally:
+        release.set()
+        for thread in threads:
+            thread.join(timeout=60)
+    with database.read() as tx:  # this thread reads too
         assert tx.execute("SELECT 2 AS n").scalar() == 2
+
+
+def test_a_read_inside_a_read_sees_the_same_snapshot(database: PostgresDatabase) -> None:
+    with database.read() as outer, database.read() as inner:
+        pid = "SELECT pg_backend_pid() AS pid"
+        assert outer.execute(pid).scalar() == inner.execute(pid).scalar()
+
+
+def test_connections_the_server_dropped_are_replaced_not_failed(
+    database: PostgresDatabase, postgres_url: str
+) -> None:
+    # after PostgreSQL restarted, the first call on each old connection failed
+    with database.read() as tx:
+        reader = int(tx.execute("SELECT pg_backend_pid() AS pid").scalar())
+    with database.write() as tx:
+        writer = int(tx.execute("SELECT pg_backend_pid() AS pid").scalar())
+    other = PostgresDatabase(postgres_url)
+    try:
+        with other.write() as tx:
+            for pid in (reader, writer):
+                tx.execute("SELECT pg_terminate_backend(?)", (pid,))
+    finally:
+        other.close()
+    with database.read() as tx:
+        assert tx.execute("SELECT pg_backend_pid() AS pid").scalar() != reader
+    with database.write() as tx:
+        assert tx.execute("SELECT pg_backend_pid() AS pid").scalar() != writer
 
 
 def test_a_closed_database_is_freed_though_its_threads_live_on(postgres_url: str) -> None:
