@@ -42,8 +42,15 @@ from ..storage.reports import CheckReport
 from ..storage.schema import check_read_only, migrate
 from ..storage.transaction import Dialect, Transaction
 from .connection import PostgresDatabase, PostgresTransaction
-from .schema import STORE_MIGRATIONS, TEXT_CONFIG, drop_vector_index_script, vector_script
-from .tsquery import any_words, fold
+from .schema import (
+    RETOKENIZE_MARK,
+    STORE_MIGRATIONS,
+    STORE_READABLE_FROM,
+    TEXT_CONFIG,
+    drop_vector_index_script,
+    vector_script,
+)
+from .tsquery import any_words, fold, index_text
 
 #: ``hnsw.ef_search`` of an unfiltered index search (at least the pool asked for:
 #: the index returns at most ``ef_search`` rows). bench_postgres at 100k x 384, 100
@@ -71,6 +78,8 @@ BUILD_BYTES_PER_VECTOR_EXTRA = 1024
 BUILD_MEMORY_MAX = 1 << 30
 #: Rows per multi-row INSERT (one trigger run and one round trip per batch).
 INSERT_BATCH = 200
+#: Chunks whose words store step 3 indexes again per statement.
+RETOKENIZE_BATCH = 500
 
 
 def _array(value: Any) -> Vectors:
@@ -187,12 +196,41 @@ class PostgresEngine:
             )
         if self.read_only:
             if version is not None:
-                check_read_only(self.location, "store", version, STORE_MIGRATIONS)
+                check_read_only(
+                    self.location, "store", version, STORE_MIGRATIONS, STORE_READABLE_FROM
+                )
             return
         if version is None:
             self.db.bootstrap()
         with self.write() as tx:
             migrate(tx, "store", STORE_MIGRATIONS)
+            self._retokenize(tx)
+
+    @staticmethod
+    def _retokenize(tx: Transaction) -> None:
+        """Index every chunk's words again when store step 3 asks (``RETOKENIZE_MARK``);
+        a memory made at step 3 or later has none to do."""
+        if tx.execute("SELECT 1 FROM meta WHERE key = ?", (RETOKENIZE_MARK,)).fetchone() is None:
+            return
+        last = 0
+        while True:
+            rows = tx.execute(
+                "SELECT id, text FROM chunks WHERE id > ? ORDER BY id LIMIT ?",
+                (last, RETOKENIZE_BATCH),
+            ).fetchall()
+            if not rows:
+                break
+            values: list[Any] = []
+            for row in rows:
+                values.extend((int(row["id"]), index_text(str(row["text"]))))
+            tx.execute(  # one statement a batch: the word statistics' trigger runs per statement
+                f"UPDATE chunks c SET tsv = to_tsvector('{TEXT_CONFIG}', v.text) "
+                "FROM (VALUES " + ", ".join(["(CAST(? AS bigint), ?)"] * len(rows)) + ") "
+                "AS v (id, text) WHERE c.id = v.id",
+                values,
+            )
+            last = int(rows[-1]["id"])
+        tx.execute("DELETE FROM meta WHERE key = ?", (RETOKENIZE_MARK,))
 
     def has_vector_table(self, tx: Transaction) -> bool:
         found = tx.execute(
@@ -254,7 +292,7 @@ class PostgresEngine:
                         c.source,
                         c.position,
                         c.text,
-                        fold(c.text),
+                        index_text(c.text),
                         c.metadata_json,
                         c.content_hash,
                         c.embed_text,

@@ -7,9 +7,10 @@ The same tables as the SQLite file (docs/storage.md) in PostgreSQL's own terms:
 - ``chunks.tsv`` is a ``tsvector`` with a GIN index: the text index. Its
   configuration stems English words with Snowball and keeps stop words, as
   SQLite's ``porter unicode61`` tokenizer does (a query of only stop words still
-  finds text). The engine writes it from the text with diacritics removed
-  (:func:`..tsquery.fold`), as ``remove_diacritics 2`` does on SQLite: the
-  ``unaccent`` extension is not everywhere (not in the bundled server).
+  finds text). The engine writes it from the text with diacritics removed and
+  split at every character that is not a letter or a digit
+  (:func:`..tsquery.index_text`), as ``unicode61 remove_diacritics 2`` reads it on
+  SQLite: the ``unaccent`` extension is not everywhere (not in the bundled server).
 - ``text_terms`` (how many chunks hold each stem) and ``text_totals`` (chunks and
   tokens in all) are kept by statement triggers in the writing transaction: the
   word statistics of ``text_match``, read in O(terms) instead of scanning the
@@ -161,7 +162,20 @@ STORE_MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE chunks SET (toast_tuple_target = 8160);
     ALTER TABLE chunks ALTER COLUMN embedding SET STORAGE MAIN;
     """,
+    # 3: words are split at every character that is not a letter or a digit, as on
+    # SQLite (tsquery.index_text). The rows are indexed again in Python, which folds
+    # diacritics as the writes do: this step marks them, the engine does it
+    # (``RETOKENIZE_MARK``), in the same transaction.
+    """
+    INSERT INTO meta (key, value) VALUES ('text:retokenize', 'pending')
+    ON CONFLICT (key) DO NOTHING;
+    """,
 )
+#: The meta key of step 3's pending re-indexing of every chunk's words.
+RETOKENIZE_MARK = "text:retokenize"
+#: The oldest store schema a read-only open reads as it is (step 3 changes how words
+#: are split, not what the reads need).
+STORE_READABLE_FROM = 2
 
 
 def vector_script(dim: int) -> str:

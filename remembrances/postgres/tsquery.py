@@ -9,11 +9,24 @@ of letters and digits, quoted besides.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ..fts_query import fold, query_terms
 
-__all__ = ["any_words", "fold", "tsquery_text"]
+__all__ = ["any_words", "fold", "index_text", "tsquery_text"]
+
+#: What SQLite's unicode61 tokenizer splits words at: anything but letters and digits.
+_SEPARATORS = re.compile(r"[\W_]+")
+
+
+def index_text(text: str) -> str:
+    """``text`` as ``chunks.tsv`` indexes it: without diacritics, and with every run of
+    characters that are not letters or digits made a space. PostgreSQL's parser kept
+    ``pkg/fts_query.py``, ``re.compile``, ``v2.3``, e-mail addresses and URLs whole,
+    so a search for "compile" or "docs" missed them (SQLite's tokenizer splits them),
+    and a hyphenated word counted three times (``blue-green``, ``blue``, ``green``)."""
+    return _SEPARATORS.sub(" ", fold(text))
 
 
 def any_words(terms: Sequence[str]) -> str:

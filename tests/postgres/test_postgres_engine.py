@@ -272,6 +272,11 @@ CORPUS = [
     "Cats and dogs living together",
     "A note about the weather and the cats",
     "Nothing relevant here at all",
+    # words inside paths, dotted names, versions, addresses and hyphens: PostgreSQL's
+    # parser kept `docs/scale-out.md` and `re.compile` whole, and found neither word
+    "call re.compile on the pattern; see docs/scale-out.md",
+    "upgrade to version 3.4.1, mail ops@example.com or open https://example.com/guide",
+    "blue-green releases of the web servers",
 ]
 
 
@@ -290,7 +295,15 @@ def test_text_leg_and_word_coverage_match_sqlite(engine: PostgresEngine, tmp_pat
                     for i, t in enumerate(CORPUS)
                 ],
             )
-        for query in ("why did the deployment fail?", "cats", "weather servers dogs", "zebra"):
+        for query in (
+            "why did the deployment fail?",
+            "cats",
+            "weather servers dogs",
+            "zebra",
+            "compile the docs",
+            "example guide 3",
+            "blue green servers",
+        ):
             with store.snapshot() as conn:
                 want = sqlite_text_match(getattr(conn, "connection", conn), query, sqlite_ids)
             with engine.read() as tx:
@@ -361,3 +374,17 @@ def test_text_leg_asks_rare_words_first_for_candidates_but_never_returns_fewer(
     assert len(two) == 2 and {i for i, _ in two} <= rare_ids
     # Only 3 chunks hold the rare word: the leg falls back to every word for 5.
     assert len(five) == 5 and rare_ids <= {i for i, _ in five}
+
+
+def test_a_memory_indexed_before_words_were_split_is_indexed_again(postgres_url: str) -> None:
+    with Store(postgres_url, embedder=HashEmbedder(DIM)) as store:
+        store.put_source("kb", "doc", [Chunk("see docs/scale-out.md and re.compile")])
+    # as store step 2 wrote it: the parser's whole tokens, and no step 3
+    with Store(postgres_url, embedder=HashEmbedder(DIM)) as store, store.transaction() as tx:
+        tx.execute("UPDATE chunks SET tsv = to_tsvector('remembrances_text', text)")
+        tx.execute("UPDATE meta SET value = '2' WHERE key = 'schema:store'")
+    with Store(postgres_url, embedder=HashEmbedder(DIM), read_only=True) as old:
+        assert old.search("compile", mode="text") == []  # read as it is
+    with Store(postgres_url, embedder=HashEmbedder(DIM)) as store:
+        assert [h.source for h in store.search("compile docs", mode="text")] == ["doc"]
+        assert store.stats()["schema_version"] == 3
