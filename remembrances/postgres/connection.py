@@ -163,11 +163,13 @@ class Rows:
 class PostgresTransaction:
     """A transaction the database has begun, as the domain layers and the engine use it."""
 
-    __slots__ = ("_changes", "connection")
+    __slots__ = ("_changes", "connection", "reading")
 
-    def __init__(self, connection: psycopg.Connection[Any]) -> None:
+    def __init__(self, connection: psycopg.Connection[Any], *, reading: bool = False) -> None:
         #: The psycopg connection, for the PostgreSQL engine's own use only.
         self.connection = connection
+        #: A read-only transaction: see :func:`_never_stored`.
+        self.reading = reading
         self._changes = 0
 
     @property
@@ -178,7 +180,8 @@ class PostgresTransaction:
         cursor = self.connection.cursor(row_factory=_row_factory)
         try:
             if params:
-                cursor.execute(translate(sql), list(params))
+                values = [_never_stored(p) for p in params] if self.reading else list(params)
+                cursor.execute(translate(sql), values)
             else:  # no parameters: a script of several statements may run at once
                 cursor.execute(sql.encode("utf-8"))
         except psycopg.Error as exc:
@@ -199,6 +202,17 @@ class PostgresTransaction:
 
     def changes(self) -> int:
         return self._changes
+
+
+def _never_stored(value: Any) -> Any:
+    """``value`` with each NUL made U+FFFF. PostgreSQL text holds no NUL, so a value
+    looked up with one (a source, a symbol's name) is stored nowhere; passed as it is,
+    the lookup failed ("cannot store this value") where SQLite finds nothing."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\uffff") if "\x00" in value else value
+    if isinstance(value, list):
+        return [_never_stored(v) for v in value]
+    return value
 
 
 # -- errors ----------------------------------------------------------------------------
@@ -223,6 +237,10 @@ def postgres_error(exc: BaseException, where: str = "PostgreSQL") -> Remembrance
     if isinstance(exc, pg_errors.DiskFull | pg_errors.OutOfMemory):
         return StorageError(f"{where} is out of space; free some and retry ({exc})")
     if isinstance(exc, pg_errors.DataError | pg_errors.ProgramLimitExceeded):
+        if "0x00" in str(exc) or "\\u0000" in str(exc):
+            return InvalidInputError(
+                f"{where}: PostgreSQL text cannot hold NUL (0x00) characters; remove them"
+            )
         return InvalidInputError(f"{where} cannot store this value: {exc}")
     if isinstance(exc, psycopg.OperationalError):
         return StorageError(f"cannot reach {where}: {exc}")
@@ -261,6 +279,10 @@ class PostgresDatabase:
                 connect_timeout=CONNECT_TIMEOUT_S,
                 application_name="remembrances",
             )
+        except psycopg.ProgrammingError as exc:  # the URL itself: no retry mends it
+            raise InvalidInputError(
+                f"cannot connect to {self.location}: {str(exc).strip()}; check the URL's parameters"
+            ) from exc
         except psycopg.Error as exc:
             raise StorageError(f"cannot connect to {self.location}: {exc}") from exc
         try:
@@ -491,12 +513,12 @@ class PostgresDatabase:
         self._check_open()
         held: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
         if held is not None:  # a read inside this thread's read: the same snapshot
-            yield PostgresTransaction(held)
+            yield PostgresTransaction(held, reading=True)
             return
         conn = self._begin_read()
         self._local.conn = conn
         try:
-            yield PostgresTransaction(conn)
+            yield PostgresTransaction(conn, reading=True)
         except psycopg.Error as exc:
             raise postgres_error(exc, self.location) from exc
         finally:

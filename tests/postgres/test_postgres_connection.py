@@ -64,6 +64,12 @@ def test_url_tunes_the_vector_search_and_keeps_it_from_libpq() -> None:
         PostgresTarget.parse("postgresql://h/db?ef_search=10&ef_search=20")
 
 
+def test_a_parameter_libpq_does_not_know_is_the_urls_fault(postgres_url: str) -> None:
+    # it was a StorageError, which HTTP answers with 503, "try again later"
+    with pytest.raises(InvalidInputError, match=r"bogus.*check the URL"):
+        PostgresDatabase(postgres_url + "&bogus=1")
+
+
 def test_pgvector_is_installed_with_hnsw(database: PostgresDatabase) -> None:
     with database.write() as tx:
         tx.execute(vector_script(3))

@@ -8,6 +8,7 @@ import pytest
 
 import remembrances
 from remembrances.embeddings import HashEmbedder
+from remembrances.errors import InvalidInputError, NotFoundError
 
 
 def test_remembrances_db_naming_a_server_opens_that_memory(
@@ -26,3 +27,32 @@ def test_remembrances_db_naming_a_server_opens_that_memory(
         context = svc.enrich_context("why did the kubernetes deploy fail?")
     assert "blue-green releases" in context and "secret was missing" in context
     assert list(tmp_path.iterdir()) == []  # no file was made in the working directory
+
+
+def test_a_lookup_with_a_nul_finds_nothing_on_both_engines(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """PostgreSQL text holds no NUL, so nothing stored has one: a lookup with one finds
+    nothing, as on SQLite, instead of failing with "cannot store this value"."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "a.py").write_text("def deploy():\n    return 1\n")
+    for location in (str(tmp_path / "m.db"), postgres_url):
+        with remembrances.open(location, embedder=HashEmbedder(64)) as svc:
+            svc.kb.add("deploy notes", source="d.md")
+            svc.events.log("deployed", subject="ops")
+            svc.code.index(project, project="proj")
+            with pytest.raises(NotFoundError):
+                svc.kb.get("d.md\x00")
+            assert svc.kb.list(collection="default\x00") == []
+            with pytest.raises(InvalidInputError, match="control character"):
+                svc.events.list(subject="ops\x00")  # a name typed by people: refused
+            with pytest.raises(InvalidInputError, match="control character"):
+                svc.code.find_symbol("deploy\x00")
+            assert svc.store.search("deploy", collection=["default\x00"]) == []
+            assert svc.store.search("deploy", source="d.md\x00") == []
+    with (
+        remembrances.open(postgres_url) as svc,
+        pytest.raises(InvalidInputError, match="cannot hold NUL"),
+    ):
+        svc.kb.add("text with a \x00 inside", source="n.md")  # a write says why
