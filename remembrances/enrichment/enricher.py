@@ -176,8 +176,12 @@ class ContextEnricher:
         )
         chosen = fit(ranked, config.sources, limits, header=config.header)
         if plan.has_time_window and chosen.get("events"):
-            # chosen by relevance, told as they happened: the prompt asked about a time
-            chosen["events"].sort(key=lambda pair: pair[0].when or (_EPOCH, 0))
+            # chosen by relevance, told as they happened: the prompt asked about a time.
+            # Those of its window come first: "what did we decide yesterday about the
+            # database?" told September's decisions before yesterday's.
+            chosen["events"].sort(
+                key=lambda pair: (not _inside(pair[0], plan), pair[0].when or (_EPOCH, 0))
+            )
         result.items = {s: [item for item, _ in parts] for s, parts in chosen.items() if parts}
         result.text = render_block(chosen, config.sources, header=config.header)
         result.timings["format_ms"] = (time.perf_counter() - searched) * 1000
@@ -311,3 +315,12 @@ def _timed(
     started = time.perf_counter()
     items = search(service, plan)
     return items, (time.perf_counter() - started) * 1000
+
+
+def _inside(item: ContextItem, plan: EnrichmentPlan) -> bool:
+    """Whether an event item happened in the plan's time window."""
+    if item.when is None:
+        return True
+    at = item.when[0]
+    since, until = plan.events_since, plan.events_until
+    return (since is None or at >= since) and (until is None or at <= until)

@@ -289,3 +289,24 @@ def test_a_listed_window_is_shown_across_its_days_not_its_last_ones(location: st
         said = " ".join(item.text for item in result.items["events"])
         days = sorted({int(day) for day in re.findall(r"Diary (\d+) Oct", said)})
         assert len(days) >= 6 and days[0] <= 5 and days[-1] >= 27, days
+
+
+def test_the_windows_events_are_told_before_the_older_ones_found(location: str) -> None:
+    # "what did we decide yesterday about the database?" showed September's decision
+    # first and yesterday's last, in the order they happened
+    with remembrances.open(location, embedder="hash:64") as svc:
+        svc.events.log(
+            "Decided to shard the database by region.",
+            subject="decision",
+            at=NOW - timedelta(days=60),
+        )
+        svc.events.log(
+            "Decided to use PostgreSQL for the database.",
+            subject="decision",
+            at=NOW - timedelta(days=1),
+        )
+        svc.enricher.planner = HeuristicPlanner(now=lambda: NOW)
+        result = svc.enricher.enrich("what did we decide yesterday about the database?")
+        told = [item.text for item in result.items["events"]]
+        assert told[0].endswith("Decided to use PostgreSQL for the database.")
+        assert any("shard" in text for text in told[1:])  # found too, after
