@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cached_property
 from typing import Any
 
@@ -66,20 +66,28 @@ class Turn:
         return turn_digest(self.speaker, self.content)
 
     def is_stored_as(self, stored: StoredTurn) -> bool:
-        """Whether ``stored`` is this message: the same speaker and text, and the same
-        time when both give one (so a repeated "ok" with its own time is a new turn,
-        while a transcript logged again, times and all, adds nothing). A turn logged
-        without a time has none of its own: an agent that logs each message as it
-        comes, then imports the transcript with the provider's times, would otherwise
-        store the whole conversation twice."""
-        digest, at = stored
-        return digest == self.digest and (self.at is None or at is None or self.at == at)
+        """Whether ``stored`` is this message: the same speaker and text, and, when the
+        message gives its time, the same time (so a repeated "ok" with its own time is
+        a new turn, while a transcript logged again, times and all, adds nothing).
+
+        A turn stored without a time of its own, or kept only as a removed turn's
+        digest, has the time it was logged: a message said up to then (or at most
+        ``CLOCK_SKEW`` after, a provider's clock running ahead) is that turn. An agent
+        that logs each message as it comes, then imports the provider's transcript
+        with each message's time, stored the whole conversation twice; the same
+        exchange said again later is still new."""
+        digest, at, exact = stored
+        if digest != self.digest or self.at is None:
+            return digest == self.digest
+        return self.at == at if exact else self.at <= at + CLOCK_SKEW
 
 
-#: A stored turn as :func:`new_turns` compares it: its :func:`turn_digest` and its time,
-#: None when it was logged without one (its time is when it was logged). A turn that
-#: was pruned or deleted is kept as these two alone (events/tables.py).
-StoredTurn = tuple[str, datetime | None]
+#: A stored turn as :func:`new_turns` compares it: its :func:`turn_digest`, its time,
+#: and whether that time is the message's own (False: when it was logged). A turn
+#: that was pruned or deleted is kept as its digest and time alone (events/tables.py).
+StoredTurn = tuple[str, datetime, bool]
+#: How far a provider's time for a message may run past the moment it was logged.
+CLOCK_SKEW = timedelta(minutes=2)
 
 
 def turn_digest(speaker: str, content: str) -> str:
@@ -272,15 +280,17 @@ def new_turns(
 
 def _after_the_kept(stored: Sequence[StoredTurn], given: Sequence[Turn]) -> int:
     """Where the new turns start in a transcript that holds the stored turns in order,
-    less some the client deleted, up to the last stored turn; 0 when it does not (an
-    edited message is not a stored turn). Memory keeps what the client deleted: the
-    session went on, and refusing every later log of it stranded the conversation."""
+    less some the client deleted, up to the last stored turn, with at least
+    ``MIN_ALIGNED`` of them after the first; 0 when it does not (an edited message is
+    not a stored turn; with fewer, new messages that repeat stored ones would be
+    taken for a re-send and lost). Memory keeps what the client deleted: the session
+    went on, and refusing every later log of it stranded the conversation."""
     at = 0
     for i, turn in enumerate(given):
         while at < len(stored) and not turn.is_stored_as(stored[at]):
             at += 1
         if at >= len(stored) - 1:
-            return i + 1 if at == len(stored) - 1 else 0
+            return i + 1 if at == len(stored) - 1 and i >= MIN_ALIGNED else 0
         at += 1
     return 0
 

@@ -87,7 +87,8 @@ class _Said(NamedTuple):
     position: int
     role: str | None
     digest: str
-    at: datetime | None  # None: logged without a time of its own
+    at: datetime
+    exact: bool  # the message's own time (False: when it was logged, or a removed turn)
     user: str | None = None
 
 
@@ -375,7 +376,8 @@ class EventLog:
                         e.position or 0,
                         e.role,
                         turn_digest(e.subject, e.content),
-                        None if e.occurred_at == e.recorded_at else e.occurred_at,
+                        e.occurred_at,
+                        e.occurred_at != e.recorded_at,  # logged without a time: equal
                     )
                     for e in stored
                 ]
@@ -386,7 +388,7 @@ class EventLog:
             # start) are not what a transcript sent now holds: compare with the rest.
             lead = _instructions_first([said.role for said in history])
             new = new_turns(
-                [(said.digest, said.at) for said in history[lead:]],
+                [(said.digest, said.at, said.exact) for said in history[lead:]],
                 turns,
                 [said.position - lead for said in history[lead:]],
             )
@@ -533,6 +535,7 @@ class EventLog:
                 r["role"],
                 str(r["digest"]),
                 from_micros(int(r["occurred_us"])),
+                False,  # a digest keeps no word of whether its time was the message's
                 r["user_id"],
             )
             for r in removed

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -340,6 +340,12 @@ def test_messages_the_client_deleted_stay_and_the_session_goes_on(events: EventL
     with pytest.raises(InvalidInputError, match="differs"):
         events.log_conversation(edited, session="g")
 
+    # two stored messages are no transcript: new ones that repeat them are not lost
+    stored = [m["content"] for m in said]
+    with pytest.raises(InvalidInputError, match="differs"):
+        events.log_conversation([said[0], said[-1], new], session="g")
+    assert [t.content for t in events.turns("g")] == [*stored, new["content"]]
+
 
 def test_repeated_words_in_one_session_are_separate_turns(events: EventLog) -> None:
     ok = {"role": "user", "content": "ok"}
@@ -618,6 +624,17 @@ def test_turns_logged_live_then_imported_with_their_times_are_stored_once(
     assert len(events.log_conversation(exported[-1:], session="kyoto").added) == 0
     later = {**exported[-1], "at": "2026-11-20T11:00:00Z"}
     assert len(events.log_conversation([later], session="kyoto").added) == 1
+    # a turn deleted meanwhile is kept as a digest with the time it was logged: the
+    # transcript still lines up with it
+    events.delete(events.turns("kyoto")[1].id)
+    assert events.log_conversation(exported, session="kyoto").added == []
+    # the same exchange said again later, with its own times, is new
+    soon = datetime.now(UTC) + timedelta(hours=1)  # the live turns' times are now
+    later_again = [
+        {**m, "at": (soon + timedelta(minutes=i)).isoformat()} for i, m in enumerate(exported[:2])
+    ]
+    again = events.log_conversation(later_again, session="kyoto")
+    assert [e.content for e in again.added] == said[:2]
 
 
 ROLES = ("user", "assistant")
