@@ -234,12 +234,13 @@ _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\(\)")
 _WORD = re.compile(r"[^\W_][\w'-]*", re.UNICODE)
 _AUXILIARIES = frozenset({"ca", "wo", "sha", "ai", "do", "does", "did", "is", "are"})
 #: Meta words that are the topic when a person is their subject and nothing else is
-#: asked: "where do I work?", "what do we need?" ("how does it work?" stays meta).
+#: asked: "where do I work?", "what do we need?" ("how does it work?" stays meta, and
+#: so does a prompt about the assistant: "I like you", "are you working?").
 _PERSONAL_VERBS = frozenset(
     ["work", "works", "working", "like", "likes", "need", "needs", "want", "wants", "use", "using"]
 )
-_PERSON = re.compile(r"\b(?:i|i'm|we|you|he|she|they)\b", re.IGNORECASE)
-_THING = re.compile(r"\b(?:it|its|it's|this|that|these|those)\b", re.IGNORECASE)
+_PERSON = re.compile(r"\b(?:i|i'm|we|he|she|they)\b", re.IGNORECASE)
+_THING = re.compile(r"\b(?:it|its|it's|this|that|these|those|one|you|your|you're)\b", re.IGNORECASE)
 _NOT_IDENTIFIERS = frozenset({"e.g", "i.e", "etc", "a.m", "p.m", "vs"})
 
 

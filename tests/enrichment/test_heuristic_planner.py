@@ -308,6 +308,8 @@ def test_days_follow_the_given_time_zone_and_come_out_in_utc() -> None:
         *("thanks, that worked!", "no, the other one", "try again", "yes please"),
         *("sorry, I meant the first one", "what time is it?"),
         *("how does it work?", "does this work?", "why is my code not working?"),
+        # about the assistant, not a fact to look up
+        *("I like you", "do you like me?", "are you working?", "can you use the other one?"),
     ],
 )
 def test_prompts_without_content_plan_nothing(planner: HeuristicPlanner, prompt: str) -> None:
@@ -430,7 +432,7 @@ def test_a_windows_traceback_keeps_the_users_frame(planner: HeuristicPlanner) ->
 
 
 @pytest.mark.parametrize(
-    "prompt", ["where do I work?", "who do you work for?", "what do we need?", "what do I like?"]
+    "prompt", ["where do I work?", "who does she work for?", "what do we need?", "what do I like?"]
 )
 def test_a_meta_word_is_the_topic_when_a_person_is_its_subject(
     planner: HeuristicPlanner, prompt: str
