@@ -371,6 +371,14 @@ class PostgresDatabase:
                 return
         self._drop_reader(conn)
 
+    def _drop_idle(self) -> None:
+        with self._given_back:
+            idle, self._idle = self._idle, []
+            self._readers -= len(idle)
+            self._given_back.notify_all()
+        for conn in idle:
+            conn.close()
+
     def _drop_reader(self, conn: psycopg.Connection[Any] | None) -> None:
         if conn is not None:
             conn.close()
@@ -529,8 +537,8 @@ class PostgresDatabase:
 
     def _begin_read(self) -> psycopg.Connection[Any]:
         """A reader in a read-only transaction. An idle reader the server dropped (it
-        restarted) fails its ``BEGIN``: it is replaced once, rather than failing the
-        first read of every reader after a restart."""
+        restarted) fails its ``BEGIN``: the other idle ones went with it, so all are
+        closed and a new one is opened, rather than failing the first read of each."""
         for attempt in (1, 2):
             conn = self._take_reader()
             try:
@@ -538,6 +546,7 @@ class PostgresDatabase:
                 return conn
             except psycopg.OperationalError as exc:
                 self._drop_reader(conn)
+                self._drop_idle()
                 if attempt == 2:
                     raise postgres_error(exc, self.location) from exc
             except psycopg.Error as exc:

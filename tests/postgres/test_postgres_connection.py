@@ -348,6 +348,36 @@ def test_connections_the_server_dropped_are_replaced_not_failed(
         assert tx.execute("SELECT pg_backend_pid() AS pid").scalar() != writer
 
 
+def test_the_first_read_after_every_reader_was_dropped_succeeds(
+    database: PostgresDatabase, postgres_url: str
+) -> None:
+    # a restart drops every idle reader: replacing one and taking the next dead one
+    # failed the first two reads
+    together = threading.Barrier(MAX_READERS)
+    pids: list[int] = []
+
+    def hold() -> None:
+        with database.read() as tx:
+            pids.append(int(tx.execute("SELECT pg_backend_pid() AS pid").scalar()))
+            together.wait(timeout=60)
+
+    threads = [threading.Thread(target=hold) for _ in range(MAX_READERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(set(pids)) == MAX_READERS
+    other = PostgresDatabase(postgres_url)
+    try:
+        with other.write() as tx:
+            for pid in pids:
+                tx.execute("SELECT pg_terminate_backend(?)", (pid,))
+    finally:
+        other.close()
+    with database.read() as tx:
+        assert tx.execute("SELECT 1 AS n").scalar() == 1
+
+
 def test_a_closed_database_is_freed_though_its_threads_live_on(postgres_url: str) -> None:
     gone = []
     for _ in range(5):
