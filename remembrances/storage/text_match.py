@@ -198,6 +198,33 @@ def rare_words(conn: apsw.Connection, query: str, share: float) -> list[str]:
     return rare if len(rare) < len(words) else []
 
 
+def index_totals(conn: apsw.Connection) -> tuple[int, int]:
+    """The chunks and tokens of the whole index, from FTS5's averages record (row 1
+    of ``chunks_fts_data``: two varints), in O(1) and without a ``MATCH``. The
+    ``fts_totals`` function needs a row that matches, and a chunk that holds only a
+    near word of the query (:data:`NEAR_PREFIX`) matches none: FTS5 stems a prefix
+    query too, and "employ" * became "emploi" *."""
+    row = conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
+    if row is None:
+        return 0, 0
+    block = bytes(row[0])
+    chunks, at = _varint(block, 0)
+    tokens, _ = _varint(block, at)
+    return chunks, tokens
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    """SQLite's variable-length integer at ``data[at]``, and where the next begins."""
+    value = 0
+    for _ in range(8):
+        byte = data[at]
+        at += 1
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value, at
+    return (value << 8) | data[at], at + 1
+
+
 def idf(df: int, chunks: int) -> float:
     """Smoothed inverse document frequency; positive for every term in every store."""
     return math.log((chunks + PRIOR_CHUNKS) / (df + 1.0))
@@ -257,14 +284,9 @@ def text_match(
     if words is None or not ids:
         return {}
     prefixes = near_prefixes(words.stems)
-    near_match = " OR ".join(f'"{p}" *' for p in prefixes)
-    totals = conn.execute(
-        "SELECT fts_totals(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1",
-        (f"{words.match} OR {near_match}" if near_match else words.match,),
-    ).fetchone()
-    if totals is None:  # no chunk holds any of the words
+    chunks, tokens = index_totals(conn)
+    if not chunks:
         return {}
-    chunks, tokens = (int(v) for v in str(totals[0]).split())
     mean_length = tokens / max(chunks, 1)
     weights = [idf(df, chunks) for df in document_frequencies(conn, words.stems)]
     position = {stem: i for i, stem in enumerate(words.stems)}

@@ -277,6 +277,9 @@ CORPUS = [
     "call re.compile on the pattern; see docs/scale-out.md",
     "upgrade to version 3.4.1, mail ops@example.com or open https://example.com/guide",
     "blue-green releases of the web servers",
+    # a near word alone (NEAR_PREFIX): on SQLite the word statistics came from a prefix
+    # query, which FTS5 stems too ("employ" * became "emploi" *), and found nothing
+    "the employee handbook is on the wiki",
 ]
 
 
@@ -303,6 +306,7 @@ def test_text_leg_and_word_coverage_match_sqlite(engine: PostgresEngine, tmp_pat
             "compile the docs",
             "example guide 3",
             "blue green servers",
+            "employment",
         ):
             with store.snapshot() as conn:
                 want = sqlite_text_match(getattr(conn, "connection", conn), query, sqlite_ids)
@@ -311,7 +315,9 @@ def test_text_leg_and_word_coverage_match_sqlite(engine: PostgresEngine, tmp_pat
                 leg = engine.text_leg(tx, query, 10, ChunkFilter())
             by_source = {f"s{sqlite_ids.index(i)}": v for i, v in want.items()}
             assert {f"s{pg_ids.index(i)}": v for i, v in got.items()} == pytest.approx(by_source)
-            assert {i for i, _ in leg} == set(got)  # the leg finds what holds a word
+            # the leg finds what holds a word; coverage also counts a near word
+            found = {i for i, _ in leg}
+            assert found == set(got) if query != "employment" else not found
             with engine.read() as tx:
                 only = engine.text_leg(tx, query, 10, ChunkFilter.of(source=["s0", "s4"]))
             assert {i for i, _ in only} <= {pg_ids[0], pg_ids[4]}
