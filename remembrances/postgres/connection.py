@@ -207,7 +207,9 @@ class PostgresTransaction:
 def _never_stored(value: Any) -> Any:
     """``value`` with each NUL made U+FFFF. PostgreSQL text holds no NUL, so a value
     looked up with one (a source, a symbol's name) is stored nowhere; passed as it is,
-    the lookup failed ("cannot store this value") where SQLite finds nothing."""
+    the lookup failed ("cannot store this value") where SQLite finds nothing. No name
+    holds U+FFFF either (:func:`remembrances.validation.check_name`), so the lookup
+    still finds nothing."""
     if isinstance(value, str):
         return value.replace("\x00", "\uffff") if "\x00" in value else value
     if isinstance(value, list):
@@ -239,7 +241,7 @@ def postgres_error(exc: BaseException, where: str = "PostgreSQL") -> Remembrance
     if isinstance(exc, pg_errors.DataError | pg_errors.ProgramLimitExceeded):
         if "0x00" in str(exc) or "\\u0000" in str(exc):
             return InvalidInputError(
-                f"{where}: PostgreSQL text cannot hold NUL (0x00) characters; remove them"
+                f"{where} cannot store text with NUL (0x00) characters; remove them"
             )
         return InvalidInputError(f"{where} cannot store this value: {exc}")
     if isinstance(exc, psycopg.OperationalError):
