@@ -152,6 +152,56 @@ STOP_WORDS = frozenset(
 )
 
 
+#: Stop words that stay stop words in capitals: emphasis ("DO NOT", "ON Friday",
+#: "ALL of them") and clock times ("10 AM").
+EMPHASIS_WORDS = frozenset(
+    [
+        "am",
+        "pm",
+        "not",
+        "no",
+        "nor",
+        "do",
+        "does",
+        "did",
+        "don",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "and",
+        "or",
+        "on",
+        "at",
+        "to",
+        "a",
+        "an",
+        "the",
+        "all",
+        "any",
+        "only",
+        "very",
+        "too",
+        "so",
+        "just",
+        "should",
+        "will",
+        "can",
+        "now",
+        "then",
+        "again",
+        "more",
+        "most",
+        "off",
+        "out",
+        "up",
+        "over",
+    ]
+)
+
+
 def fold(text: str) -> str:
     """``text`` without diacritics ("café" -> "cafe"), as both text indexes read words."""
     if text.isascii():
@@ -174,9 +224,9 @@ def query_terms(text: str, *, split_identifiers: bool = True) -> list[str]:
     """
     words = _TOKEN.findall(text)
     # a stop word in capitals amid lower case is a keyword or an acronym: SQL's WHERE,
-    # IT, the US, the WHO
+    # IT, the US, the WHO (but "DO NOT deploy ON Friday" and "10 AM" are not)
     shouted = (
-        {w.lower() for w in words if len(w) > 1 and w.isupper()}
+        {w.lower() for w in words if len(w) > 1 and w.isupper()} - EMPHASIS_WORDS
         if any(ch.islower() for ch in text)
         else set()
     )
