@@ -268,8 +268,11 @@ def _count(word: str) -> int:
 
 def _period_end(rule: str, match: re.Match[str], now: datetime, tz: tzinfo) -> datetime | None:
     """The end of the week, month or year "last week/month/year" names (its window
-    runs on to now). "The last week" and "the past month" are the last 7 or 30 days."""
-    if rule != "last_unit" or not re.fullmatch(r"(?:last|previous)\s+\w+", match.group(0).lower()):
+    runs on to now). "The last week" and "the past month" are the last 7 or 30 days,
+    and "since last week" runs until now."""
+    named = re.fullmatch(r"(?:during\s+)?(?:last|previous)\s+\w+", match.group(0).lower())
+    since = match.string[: match.start()].rstrip().lower().endswith("since")
+    if rule != "last_unit" or named is None or since:
         return None
     period, today = match.group(1).lower(), now.date()
     if period == "week":
