@@ -75,10 +75,6 @@ def check_name(
     meant (a project, a session); names that are stored keys as given (a
     document's source) keep them, so the same spelling finds the same row.
     """
-    if isinstance(value, str) and "\uffff" in value:
-        raise InvalidInputError(
-            f"{what} holds U+FFFF, which is not a character (a Unicode noncharacter)"
-        )
     if strip and isinstance(value, str):
         value = value.strip()
         if value.translate(_CONTROL) != value:

@@ -222,3 +222,13 @@ def test_session_user_and_project_names_hold_no_control_characters(store: Store,
         with pytest.raises(InvalidInputError, match="control character"):
             call()
     assert store.count() == 0
+
+
+def test_a_name_holding_a_noncharacter_stays_a_name(store: Store) -> None:
+    # refusing U+FFFF (what a NUL in a PostgreSQL lookup becomes) locked users out of
+    # documents and sessions already stored with one
+    kb, events = KnowledgeBase(store), EventLog(store)
+    kb.add("the report", source="report\uffff.md")
+    events.log_conversation([{"role": "user", "content": "hi"}], session="chat\uffff")
+    assert kb.get("report\uffff.md").source == "report\uffff.md"
+    assert [t.content for t in events.turns("chat\uffff")] == ["hi"]

@@ -207,9 +207,10 @@ class PostgresTransaction:
 def _never_stored(value: Any) -> Any:
     """``value`` with each NUL made U+FFFF. PostgreSQL text holds no NUL, so a value
     looked up with one (a source, a symbol's name) is stored nowhere; passed as it is,
-    the lookup failed ("cannot store this value") where SQLite finds nothing. No name
-    holds U+FFFF either (:func:`remembrances.validation.check_name`), so the lookup
-    still finds nothing."""
+    the lookup failed ("cannot store this value") where SQLite finds nothing. U+FFFF
+    is a noncharacter, which no name should hold: only one stored with it in that
+    very place would be found (names are not refused for it, so that memories that
+    hold one stay readable)."""
     if isinstance(value, str):
         return value.replace("\x00", "\uffff") if "\x00" in value else value
     if isinstance(value, list):
