@@ -140,3 +140,14 @@ def test_a_word_the_stemmer_leaves_apart_counts_half(store: Store) -> None:
     assert not found.get("pizza")
     exact = {h.source: h.text_score for h in store.search("who is allergic?")}
     assert exact["allergy"] == pytest.approx(1.0)  # the word itself still counts whole
+
+
+def test_a_search_inside_the_first_write_scores_words(store: Store) -> None:
+    # FTS5 writes its totals record at commit: read inside the first write it was
+    # empty, the search raised and the write was rolled back
+    prepared = store.prepare([Chunk("the deploy runbook says restart the web servers")])
+    with store.transaction():
+        store.write_source("kb", "default", "a.md", prepared)
+        inside = store.search("deploy runbook", mode="text")
+        assert [h.text_score for h in inside] == [pytest.approx(1.0)]
+    assert [h.source for h in store.search("deploy runbook", mode="text")] == ["a.md"]

@@ -199,13 +199,14 @@ def rare_words(conn: apsw.Connection, query: str, share: float) -> list[str]:
 
 
 def index_totals(conn: apsw.Connection) -> tuple[int, int]:
-    """The chunks and tokens of the whole index, from FTS5's averages record (row 1
-    of ``chunks_fts_data``: two varints), in O(1) and without a ``MATCH``. The
-    ``fts_totals`` function needs a row that matches, and a chunk that holds only a
-    near word of the query (:data:`NEAR_PREFIX`) matches none: FTS5 stems a prefix
-    query too, and "employ" * became "emploi" *."""
+    """The chunks and tokens of the whole index as last committed, from FTS5's
+    averages record (row 1 of ``chunks_fts_data``: two varints), without a ``MATCH``.
+    ``fts_totals`` needs a row that matches, and a chunk that holds only a near word
+    of the query (:data:`NEAR_PREFIX`) matches none: FTS5 stems a prefix query too,
+    and "employ" * became "emploi" *. Inside a write the record is behind (FTS5
+    writes it at commit); it is empty until the first commit."""
     row = conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
-    if row is None:
+    if row is None or not row[0]:
         return 0, 0
     block = bytes(row[0])
     chunks, at = _varint(block, 0)
@@ -284,7 +285,15 @@ def text_match(
     if words is None or not ids:
         return {}
     prefixes = near_prefixes(words.stems)
-    chunks, tokens = index_totals(conn)
+    totals = conn.execute(
+        "SELECT fts_totals(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1",
+        (words.match,),
+    ).fetchone()
+    # no chunk holds a word of the query: one may still hold a near word, and the
+    # index's committed totals serve (FTS5 writes them at commit)
+    chunks, tokens = (
+        (int(v) for v in str(totals[0]).split()) if totals is not None else index_totals(conn)
+    )
     if not chunks:
         return {}
     mean_length = tokens / max(chunks, 1)
