@@ -239,8 +239,11 @@ _AUXILIARIES = frozenset({"ca", "wo", "sha", "ai", "do", "does", "did", "is", "a
 _PERSONAL_VERBS = frozenset(
     ["work", "works", "working", "like", "likes", "need", "needs", "want", "wants", "use", "using"]
 )
-_PERSON = re.compile(r"\b(?:i|i'm|we|he|she|they)\b", re.IGNORECASE)
-_THING = re.compile(r"\b(?:it|its|it's|this|that|these|those|one|you|your|you're)\b", re.IGNORECASE)
+#: Who a verb is about: the nearest of these before it is its subject.
+_PEOPLE = frozenset(["i", "i'm", "we", "he", "she", "they"])
+_NOT_PEOPLE = frozenset(["it", "it's", "this", "that", "these", "those", "you", "you're"])
+#: ... and a verb whose object is one of these is about the assistant or a thing.
+_OBJECTS = frozenset(["you", "it", "this", "that", "one"])
 _NOT_IDENTIFIERS = frozenset({"e.g", "i.e", "etc", "a.m", "p.m", "vs"})
 
 
@@ -472,10 +475,19 @@ class _Term:
 
 def _personal_verbs(text: str) -> list[str]:
     """The meta words of ``text`` that are its topic: it asks what a person does,
-    likes or needs, not whether something works."""
-    if _PERSON.search(text) is None or _THING.search(text) is not None:
-        return []
-    return [w for w in re.findall(r"[a-z]+", text.lower()) if w in _PERSONAL_VERBS]
+    likes or needs ("where do I work?", "do you remember what I like?"), not whether
+    something works ("how does it work?") nor about the assistant ("I like you", "are
+    you working?")."""
+    words = re.findall(r"[a-z]+(?:'[a-z]+)?", text.lower())
+    found = []
+    for at, word in enumerate(words):
+        if word not in _PERSONAL_VERBS:
+            continue
+        subject = next((w for w in reversed(words[:at]) if w in _PEOPLE | _NOT_PEOPLE), None)
+        after = words[at + 1] if at + 1 < len(words) else None
+        if subject in _PEOPLE and after not in _OBJECTS:
+            found.append(word)
+    return found
 
 
 def _terms(text: str) -> list[_Term]:

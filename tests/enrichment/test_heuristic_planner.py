@@ -433,7 +433,12 @@ def test_a_windows_traceback_keeps_the_users_frame(planner: HeuristicPlanner) ->
 
 
 @pytest.mark.parametrize(
-    "prompt", ["where do I work?", "who does she work for?", "what do we need?", "what do I like?"]
+    "prompt",
+    [
+        *("where do I work?", "who does she work for?", "what do we need?", "what do I like?"),
+        *("do you remember where I work?", "can you remind me what I like?"),
+        *("what do you think I need?", "which one do I like?"),
+    ],
 )
 def test_a_meta_word_is_the_topic_when_a_person_is_its_subject(
     planner: HeuristicPlanner, prompt: str
