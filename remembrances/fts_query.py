@@ -152,35 +152,30 @@ STOP_WORDS = frozenset(
 )
 
 
-#: Stop words that stay stop words in capitals: emphasis ("DO NOT", "ON Friday",
-#: "ALL of them") and clock times ("10 AM").
+#: Stop words that stay stop words in capitals: emphasis ("DO call them", "ONLY
+#: once"), clock times ("10 AM") and the operators people type ("deploy AND
+#: friday"). SQL's NOT, ON, IS, AT, ALL and ANY stay terms: "LEFT JOIN ON", "IS NULL".
 EMPHASIS_WORDS = frozenset(
     [
         "am",
         "pm",
-        "not",
-        "no",
-        "nor",
         "do",
         "does",
         "did",
         "don",
-        "is",
+        "be",
+        "been",
         "are",
         "was",
         "were",
-        "be",
-        "been",
-        "and",
-        "or",
-        "on",
-        "at",
         "to",
         "a",
         "an",
         "the",
-        "all",
-        "any",
+        "and",
+        "or",
+        "no",
+        "nor",
         "only",
         "very",
         "too",
@@ -224,7 +219,7 @@ def query_terms(text: str, *, split_identifiers: bool = True) -> list[str]:
     """
     words = _TOKEN.findall(text)
     # a stop word in capitals amid lower case is a keyword or an acronym: SQL's WHERE,
-    # IT, the US, the WHO (but "DO NOT deploy ON Friday" and "10 AM" are not)
+    # IT, the US, the WHO (but "DO call" and "10 AM" are not)
     shouted = (
         {w.lower() for w in words if len(w) > 1 and w.isupper()} - EMPHASIS_WORDS
         if any(ch.islower() for ch in text)

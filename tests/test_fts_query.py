@@ -100,4 +100,12 @@ def test_a_stop_word_in_capitals_is_a_keyword_or_an_acronym() -> None:
     assert query_terms("Is the IT team in the US office?") == ["it", "team", "us", "office"]
     # capitals throughout are shouting, not keywords; so are emphasis and clock times
     assert fts_query("NEAR AND NOT") == '"near"'
-    assert query_terms("DO NOT deploy ON Friday at 10 AM") == ["deploy", "friday", "10"]
+    assert query_terms("DO call the vendor at 10 AM") == ["call", "vendor", "10"]
+    assert query_terms("rows that are NOT IN the table or IS NULL") == [
+        "rows",
+        "not",
+        "in",
+        "table",
+        "is",
+        "null",
+    ]

@@ -270,7 +270,9 @@ def _period_end(rule: str, match: re.Match[str], now: datetime, tz: tzinfo) -> d
     """The end of the week, month or year "last week/month/year" names (its window
     runs on to now). "The last week" and "the past month" are the last 7 or 30 days,
     and "since last week" runs until now."""
-    named = re.fullmatch(r"(?:during\s+)?(?:last|previous)\s+\w+", match.group(0).lower())
+    named = re.fullmatch(
+        r"(?:(?:in|during|over)\s+)?(?:last|previous)\s+\w+", match.group(0).lower()
+    )
     since = match.string[: match.start()].rstrip().lower().endswith("since")
     if rule != "last_unit" or named is None or since:
         return None

@@ -160,6 +160,7 @@ def test_time_phrases_become_a_utc_window(
         ("what did we do last month?", "2026-10-01T00:00", "2026-10-31T23:59:59.999999"),
         ("what did we decide last week?", "2026-11-09T00:00", "2026-11-15T23:59:59.999999"),
         ("what happened during last week?", "2026-11-09T00:00", "2026-11-15T23:59:59.999999"),
+        ("what happened in last week?", "2026-11-09T00:00", "2026-11-15T23:59:59.999999"),
         # "the last week" and "the past month" are the last 7 or 30 days, up to now
         ("what happened in the last week?", "2026-11-09T00:00", "now"),
         ("what happened over the past month?", "2026-10-01T00:00", "now"),
