@@ -75,6 +75,11 @@ def http_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Remembrances
         yield svc
 
 
+def kept(hit: CodeHit) -> float:
+    """What the hit's kind keeps of its score (a file's chunk or a constant: half)."""
+    return ranking.KIND_FACTORS.get(hit.kind, 1.0)
+
+
 def enclosing(hit: CodeHit, hits: list[CodeHit]) -> float:
     """How much closer the hit's class (a method's) or file (a function's) among ``hits``
     is to the query than the hit: the enclosing match, read from the other hits."""
@@ -117,7 +122,7 @@ def test_one_shared_word_is_not_a_name_match(http_repo: RemembrancesService) -> 
     for hit in hits:
         assert hit.vector_score is not None and hit.text_score is not None
         expected = code.score(hit.vector_score, hit.text_score, enclosing=enclosing(hit, hits))
-        assert hit.score == pytest.approx(expected)
+        assert hit.score == pytest.approx(expected * kept(hit))
         assert hit.score < 0.05
 
 
@@ -137,7 +142,7 @@ def test_a_long_question_weighs_its_words_more(http_repo: RemembrancesService) -
         expected = long_params.score(
             hit.vector_score, hit.text_score, enclosing=enclosing(hit, hits)
         )
-        assert hit.score == pytest.approx(expected), hit.qualified_name
+        assert hit.score == pytest.approx(expected * kept(hit)), hit.qualified_name
 
 
 def test_name_match_counts_the_query_words_in_name_and_path(store: Store) -> None:
@@ -272,7 +277,7 @@ def test_a_method_takes_part_of_its_classs_closeness(tmp_path: Path) -> None:
             expected = params.score(
                 hit.vector_score, hit.text_score, name, enclosing=enclosing(hit, hits)
             )
-            assert hit.score == pytest.approx(expected), hit.qualified_name
+            assert hit.score == pytest.approx(expected * kept(hit)), hit.qualified_name
 
 
 VALIDATORS = """\
@@ -334,6 +339,7 @@ def test_a_parameter_the_query_writes_as_code_finds_its_function(tmp_path: Path)
                 params.score(
                     h.vector_score or 0.0, h.text_score or 0.0, enclosing=enclosing(h, found)
                 )
+                * kept(h)
             )
             for h in found
         )
