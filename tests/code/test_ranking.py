@@ -572,3 +572,29 @@ def test_a_name_the_code_defines_too_does_not_ask_for_the_tests(
 )
 def test_what_counts_as_a_test_file(path: str, test: bool) -> None:
     assert ranking.is_test(path) is test
+
+
+def test_a_whole_file_and_a_constant_keep_half_their_score(tmp_path: Path) -> None:
+    # they name many things or list many values, and read close to many questions: on
+    # held-out structlog and sqlite-utils questions they took the helpers' places
+    root = tmp_path / "db"
+    root.mkdir()
+    (root / "types.py").write_text(
+        'SQLITE_TYPES = {"int": "INTEGER", "float": "REAL", "str": "TEXT", "bytes": "BLOB"}\n'
+        "\n\n"
+        "def storage_class(value):\n"
+        '    """The SQLite storage class for a Python value."""\n'
+        '    return SQLITE_TYPES.get(type(value).__name__, "TEXT")\n'
+    )
+    with remembrances.open(tmp_path / "db.db", embedder="local") as svc:
+        svc.code.index(root, project="db")
+        question = "which storage class does a python value get in the database"
+        hits = svc.code.search(question, project="db", limit=10)
+        params = fusion.params_for("code", question)
+        assert "constant" in {h.kind for h in hits}
+        for hit in hits:
+            assert hit.vector_score is not None and hit.text_score is not None
+            if hit.kind in ("constant", "file"):
+                formula = params.score(hit.vector_score, hit.text_score)
+                assert hit.score == pytest.approx(0.5 * formula), hit.kind
+        assert hits[0].qualified_name == "storage_class"
