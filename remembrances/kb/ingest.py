@@ -142,6 +142,7 @@ def ingest(
             and not legacy
             and row["settings"] == settings
             and _same_stat(item.path, row)
+            and _stored_path(row) == item.relative
         ):
             report.unchanged.append(item.relative)
             kept.add(key)
@@ -285,6 +286,20 @@ def _flush(
     for staged in group:
         added = staged.status == "added" and staged.label not in replacing
         (report.added if added else report.updated).append(staged.label)
+
+
+def _stored_path(row: Mapping[str, Any]) -> Any:
+    """The ``path`` the document's metadata holds: relative to the folder it was last
+    ingested from. A file ingested with a subfolder and then with the whole folder
+    keeps the subfolder's path otherwise, and an export of it is no longer what an
+    ingest writes (imported and ingested again, it was stored twice)."""
+    metadata = row.get("metadata")
+    if isinstance(metadata, str):
+        try:
+            metadata = json.loads(metadata)
+        except ValueError:
+            return None
+    return metadata.get("path") if isinstance(metadata, dict) else None
 
 
 def _same_stat(path: Path, row: Mapping[str, Any]) -> bool:

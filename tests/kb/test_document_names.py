@@ -185,6 +185,32 @@ def test_an_import_of_an_export_that_named_files_by_absolute_path_is_taken_back(
         assert target.kb.source_of_file(docs / "cli.md") == "cli.md"
 
 
+def test_a_file_ingested_with_its_subfolder_then_its_folder_is_stored_once_after_import(
+    docs: Path, tmp_path: Path
+) -> None:
+    # its path stayed relative to the subfolder ("install.md"), so the export no longer
+    # held what an ingest writes, and the import plus an ingest stored it twice
+    import io
+
+    import remembrances
+    from remembrances.transfer import export_jsonl, import_jsonl
+
+    with remembrances.open(tmp_path / "a.db", embedder="hash:64") as source:
+        source.kb.ingest(docs / "cli.md")  # names the collection's root: docs/
+        source.kb.ingest(docs / "guide")
+        report = source.kb.ingest(docs)
+        assert "guide/install.md" in report.updated  # its path, re-read from docs/
+        assert source.kb.get("guide/install.md").metadata == {"path": "guide/install.md"}
+        assert source.kb.ingest(docs).updated == []
+        out = io.StringIO()
+        export_jsonl(source, out)
+    with remembrances.open(tmp_path / "b.db", embedder="hash:64") as target:
+        import_jsonl(target, io.StringIO(out.getvalue()))
+        report = target.kb.ingest(docs)
+        assert sorted(d.source for d in target.kb.list()) == ALL
+        assert report.added == [] and report.embedded == 0
+
+
 def test_a_moved_folder_keeps_its_documents(kb: KnowledgeBase, docs: Path) -> None:
     kb.ingest(docs)
     moved = docs.parent / "renamed-docs"
