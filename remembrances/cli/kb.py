@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from ..kb.discovery import decode_text
 from .app import State, cli, json_option, pass_state
 from .options import MODES, meta_option, parse_metadata
 from .render import hits_view, record, records
@@ -80,15 +81,12 @@ def add(
     if str(file) == "-":
         if source is None:
             raise click.UsageError("--source is required when reading from stdin")
-        text = sys.stdin.read()
+        data, what = sys.stdin.buffer.read(), "stdin"
     else:
-        try:
-            text = file.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise click.ClickException(
-                f"{file} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
-                "kb add takes text files"
-            ) from None
+        data, what = file.read_bytes(), str(file)
+    text, reason = decode_text(data)  # the rules an ingest reads files by
+    if text is None:
+        raise click.ClickException(f"{what}: {reason}; kb add takes text")
     knowledge = state.service(create=True).kb
     extra: dict[str, Any] = {}
     # A local memory knows its files; through --url the server has no view of them.

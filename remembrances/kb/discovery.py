@@ -127,19 +127,26 @@ def read_text(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> FileText:
         data = path.read_bytes()
     except OSError as exc:
         return FileText(None, f"cannot be read: {exc.strerror or exc}", size, mtime)
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return FileText(None, "UTF-16 text; convert it to UTF-8 to ingest it", size, mtime)
-    if is_binary(data):
-        return FileText(None, "binary file (contains NUL bytes)", size, mtime)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return FileText(
-            None, f"not valid UTF-8 (invalid byte at offset {exc.start}); convert it", size, mtime
-        )
+    text, reason = decode_text(data)
+    if text is None:
+        return FileText(None, reason, size, mtime)
     if not text.strip():
         return FileText(None, "no text (only whitespace)", size, mtime)
     return FileText(text, None, size, mtime)
+
+
+def decode_text(data: bytes) -> tuple[str | None, str | None]:
+    """``data`` as text when it is UTF-8 (a BOM allowed), else None and why not: what
+    an ingest reads, and what ``kb add`` takes from a file or stdin."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None, "UTF-16 text; convert it to UTF-8"
+    if is_binary(data):
+        return None, "binary file (contains NUL bytes)"
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        byte = data[exc.start]
+        return None, f"not valid UTF-8 (byte {exc.start + 1} is 0x{byte:02x}); convert it"
 
 
 def under(path: str, roots: Iterable[str]) -> bool:
@@ -153,6 +160,7 @@ __all__ = [
     "FileText",
     "FoundFile",
     "SkippedFile",
+    "decode_text",
     "discover",
     "read_text",
     "under",

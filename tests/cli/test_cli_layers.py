@@ -121,6 +121,15 @@ def test_kb_add_bad_input(run: Run, tmp_path: Path) -> None:
     assert run("kb", "add", str(tmp_path / "missing.md")).exit_code == 2
     bad_meta = run("kb", "add", "-", "--source", "x", "--meta", "novalue", input="t")
     assert bad_meta.exit_code == 2
+    # the rules an ingest reads files by, and the byte a user can find: not Python's
+    # "lone surrogate", and no NUL-holding file stored that an ingest would skip
+    piped = run("kb", "add", "-", "--source", "x", input=b"ab\xffcd text")
+    assert piped.exit_code == 1 and "stdin: not valid UTF-8 (byte 3 is 0xff)" in piped.stderr
+    (tmp_path / "utf16.md").write_bytes("# Notes\n".encode("utf-16"))
+    assert "UTF-16 text" in run("kb", "add", str(tmp_path / "utf16.md")).stderr
+    (tmp_path / "nul.md").write_bytes(b"# Notes\n\x00\x01")
+    assert "binary file" in run("kb", "add", str(tmp_path / "nul.md")).stderr
+    assert run("kb", "list", "--json").stdout.count('"source"') == 0
 
 
 def test_kb_rm_missing_document_is_a_user_error(run: Run) -> None:
