@@ -39,7 +39,22 @@ def test_metadata_over_one_megabyte_is_refused_by_every_layer(store: Store) -> N
     assert kb.count() == 0 and events.count() == 0 and store.count() == 0
 
 
-@pytest.mark.parametrize("metadata", [{1: "int key"}, {"x": float("nan")}, ["a"]])
+def _deep(levels: int) -> dict[str, Any]:
+    nested: dict[str, Any] = {}
+    for _ in range(levels):
+        nested = {"a": nested}
+    return nested
+
+
+def _cycle() -> dict[str, Any]:
+    looped: dict[str, Any] = {}
+    looped["self"] = looped
+    return looped
+
+
+@pytest.mark.parametrize(
+    "metadata", [{1: "int key"}, {"x": float("nan")}, ["a"], _deep(100_000), _cycle()]
+)
 def test_bad_metadata_is_refused_alike(store: Store, metadata: Any) -> None:
     events = EventLog(store)
     messages = []
