@@ -339,3 +339,17 @@ def too_large(size: int, limit: int) -> str | None:
 def is_binary(data: bytes) -> bool:
     """git's rule: a NUL byte near the start means binary."""
     return b"\0" in data[:BINARY_SNIFF_BYTES]
+
+
+def decode_text(data: bytes) -> tuple[str | None, str | None]:
+    """``data`` as text when it is UTF-8 (a BOM allowed), else None and why not: what
+    the knowledge base ingests, and what ``kb add`` takes from a file or stdin."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None, "UTF-16 text; convert it to UTF-8"
+    if is_binary(data):
+        return None, "binary file (contains NUL bytes)"
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        byte = data[exc.start]
+        return None, f"not valid UTF-8 (byte {exc.start + 1} is 0x{byte:02x}); convert it"

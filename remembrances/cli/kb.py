@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ..kb.discovery import decode_text
+from ..discovery import decode_text
 from .app import State, cli, json_option, pass_state
 from .options import MODES, meta_option, parse_metadata
 from .render import hits_view, record, records

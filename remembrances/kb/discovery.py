@@ -19,7 +19,7 @@ from typing import Any
 
 import pathspec
 
-from ..discovery import FoundFile, SkippedFile, is_binary, one_copy_each, too_large
+from ..discovery import FoundFile, SkippedFile, decode_text, one_copy_each, too_large
 from ..discovery import discover as walk
 from ..errors import InvalidInputError
 
@@ -135,20 +135,6 @@ def read_text(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> FileText:
     return FileText(text, None, size, mtime)
 
 
-def decode_text(data: bytes) -> tuple[str | None, str | None]:
-    """``data`` as text when it is UTF-8 (a BOM allowed), else None and why not: what
-    an ingest reads, and what ``kb add`` takes from a file or stdin."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return None, "UTF-16 text; convert it to UTF-8"
-    if is_binary(data):
-        return None, "binary file (contains NUL bytes)"
-    try:
-        return data.decode("utf-8-sig"), None
-    except UnicodeDecodeError as exc:
-        byte = data[exc.start]
-        return None, f"not valid UTF-8 (byte {exc.start + 1} is 0x{byte:02x}); convert it"
-
-
 def under(path: str, roots: Iterable[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
 
@@ -160,7 +146,6 @@ __all__ = [
     "FileText",
     "FoundFile",
     "SkippedFile",
-    "decode_text",
     "discover",
     "read_text",
     "under",

@@ -200,7 +200,7 @@ def test_unreadable_files_are_skipped_with_reasons(kb: KnowledgeBase, tmp_path: 
         "huge.md",
     }
     assert "binary" in reasons["binary.md"]
-    assert "UTF-8" in reasons["latin1.txt"] and "offset 3" in reasons["latin1.txt"]
+    assert "UTF-8" in reasons["latin1.txt"] and "byte 4 is 0xe9" in reasons["latin1.txt"]
     assert "UTF-16" in reasons["utf16.txt"]
     assert "empty" in reasons["empty.md"]
     assert "whitespace" in reasons["blank.md"]
