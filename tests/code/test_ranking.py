@@ -598,3 +598,13 @@ def test_a_whole_file_and_a_constant_keep_half_their_score(tmp_path: Path) -> No
                 formula = params.score(hit.vector_score, hit.text_score)
                 assert hit.score == pytest.approx(0.5 * formula), hit.kind
         assert hits[0].qualified_name == "storage_class"
+
+
+def test_a_files_chunk_keeps_half_its_score(http_repo: RemembrancesService) -> None:
+    hits = http_repo.code.search("parse the retry-after header", project="client", limit=10)
+    files = [h for h in hits if h.kind == "file"]
+    assert files
+    code = fusion.params_for("code")
+    for hit in files:  # no name in the path matches: the score is the formula's, halved
+        assert hit.vector_score is not None and hit.text_score is not None
+        assert hit.score == pytest.approx(0.5 * code.score(hit.vector_score, hit.text_score))
