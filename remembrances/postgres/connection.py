@@ -265,7 +265,7 @@ class PostgresDatabase:
         self.lock = threading.RLock()
         self._owner: int | None = None
         self._depth = 0
-        self._local = threading.local()  # the reader a thread's read holds, and its depth
+        self._local = threading.local()  # the reader this thread's read holds
         self._idle: list[psycopg.Connection[Any]] = []
         self._readers = 0  # open, idle or taken
         self._given_back = threading.Condition(threading.Lock())
@@ -389,13 +389,6 @@ class PostgresDatabase:
             self._readers -= 1
             self._given_back.notify()
 
-    def _reader(self) -> psycopg.Connection[Any]:
-        """The reader of this thread's read, or one for a statement outside any."""
-        held: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
-        if held is not None:
-            return held
-        return self._writer()
-
     # the schema's existence
 
     def bootstrap(self) -> None:
@@ -435,7 +428,7 @@ class PostgresDatabase:
             self.conn = self._connect()
 
     def schema_exists(self) -> bool:
-        conn = self._writer() if not self.read_only else self._reader()
+        conn = self._writer()
         try:
             row = conn.execute(
                 "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
