@@ -26,6 +26,7 @@ business; :func:`too_large` and :func:`is_binary` give both layers the same word
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -269,9 +270,12 @@ def discover(
             try:
                 is_link = entry.is_symlink()
                 st = entry.stat(follow_symlinks=True)
-            except OSError:
+            except OSError as exc:
                 if entry.is_symlink():
-                    found.skipped.append(SkippedFile(rel, "broken symlink"))
+                    loop = exc.errno == errno.ELOOP  # links that point at each other
+                    found.skipped.append(
+                        SkippedFile(rel, "symlink loop" if loop else "broken symlink")
+                    )
                 continue
             if is_link and not Path(os.path.realpath(entry.path)).is_relative_to(real_root):
                 found.skipped.append(SkippedFile(rel, f"symlink to a path outside {outside}"))

@@ -121,6 +121,8 @@ def test_links_loops_and_odd_names_are_reported_with_reasons(tmp_path: Path) -> 
     os.symlink(outside, root / "leak.md")
     os.symlink(outside.parent, root / "leakdir")
     os.symlink(root / "missing.md", root / "dangling.md")
+    os.symlink(root / "loop2.md", root / "loop1.md")  # two links that point at each other
+    os.symlink(root / "loop1.md", root / "loop2.md")
     os.symlink("..", root / "real" / "loop")
     os.symlink(root / "real", root / "alias")
     os.symlink(root / "real" / "a.md", root / "inside.md")
@@ -137,6 +139,8 @@ def test_links_loops_and_odd_names_are_reported_with_reasons(tmp_path: Path) -> 
         "dangling.md": "broken symlink",
         "leak.md": "symlink to a path outside the folder",
         "leakdir": "symlink to a path outside the folder",
+        "loop1.md": "symlink loop",
+        "loop2.md": "symlink loop",
         "real/loop": "symlink loop (points to a directory that contains it)",
     }
     assert [f.relative for f in found.files] == [
