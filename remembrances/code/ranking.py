@@ -57,7 +57,7 @@ into their symbol (the best part stands for it).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from .. import fusion
 from ..fts_query import query_terms, split_identifier
@@ -264,11 +264,17 @@ def enclosing_matches(results: Sequence[SearchResult]) -> dict[int, float]:
 
 
 def rescored(
-    store: Store, query: str, results: Sequence[SearchResult], *, tests: bool = False
+    store: Store,
+    query: str,
+    results: Sequence[SearchResult],
+    *,
+    tests: bool = False,
+    kinds: Collection[str] = (),
 ) -> list[SearchResult]:
     """Hybrid results scored with the name, parameter and enclosing matches, best first;
-    a file's chunk and a constant keep half (``KIND_FACTORS``), and tests lose most of
-    their score unless ``tests`` or the question names a test."""
+    a file's chunk and a constant keep half (``KIND_FACTORS``) unless the search asked
+    for their ``kinds``, and tests lose most of their score unless ``tests`` or the
+    question names a test."""
     params = fusion.params_for(KIND, query)
     names = name_matches(store, query, results)
     parameters = parameter_matches(query, results)
@@ -282,7 +288,9 @@ def rescored(
             parameters.get(r.id, 0.0),
             enclosing.get(r.id, 0.0),
         )
-        r.score *= KIND_FACTORS.get(str(r.metadata.get("kind")), 1.0)
+        kind = str(r.metadata.get("kind"))
+        if kind not in kinds:
+            r.score *= KIND_FACTORS.get(kind, 1.0)
         if demote and is_test(r.source):
             r.score *= TEST_FILE_FACTOR
     return sorted(results, key=lambda r: (-r.score, r.id))

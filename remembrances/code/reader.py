@@ -135,7 +135,8 @@ class IndexReader:
             collection=collection,
             where=where or None,
         )
-        rescored = ranking.rescored(self.store, query, results, tests=in_tests)
+        asked = where.get("kind", [])  # a search for files or constants keeps their scores
+        rescored = ranking.rescored(self.store, query, results, tests=in_tests, kinds=asked)
         ranked = [r for r in rescored if r.score >= min_score]
         return self._hits(ranking.one_per_symbol(ranked, limit))
 

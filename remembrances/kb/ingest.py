@@ -142,7 +142,6 @@ def ingest(
             and not legacy
             and row["settings"] == settings
             and _same_stat(item.path, row)
-            and _stored_path(row) == item.relative
         ):
             report.unchanged.append(item.relative)
             kept.add(key)
@@ -246,15 +245,23 @@ def _imported_as(
 
 def _imported_copy(stored: Mapping[str, Any], metadata: dict[str, Any], digest: str) -> bool:
     """Whether a document no file is linked to is what this ingest would store for the
-    file: its text, and its metadata with the ``path`` an ingest writes. So it was read
-    from this file and came back through an export, which keeps the text and metadata
-    but not the link; the file takes it back instead of being stored a second time
-    under its absolute path. A document written by hand differs in one or the other."""
+    file: its text, and its metadata but for the ``path`` an ingest writes. So it was
+    read from this file and came back through an export, which keeps the text and
+    metadata but not the link; the file takes it back instead of being stored a second
+    time under its absolute path. A document written by hand differs in one or the
+    other. The ``path`` is relative to the folder an ingest read the file from, so a
+    file last ingested with its subfolder had another one, and was stored twice."""
     try:
         found = json.loads(stored.get("metadata") or "{}")
     except ValueError:
         return False
-    return stored.get("content_hash") == digest and found == metadata
+    if not isinstance(found, dict) or "path" not in found:
+        return False
+    return stored.get("content_hash") == digest and _without_path(found) == _without_path(metadata)
+
+
+def _without_path(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in metadata.items() if k != "path"}
 
 
 def _embedding(progress: Progress | None, files_done: int, files: int) -> Progress | None:
@@ -286,20 +293,6 @@ def _flush(
     for staged in group:
         added = staged.status == "added" and staged.label not in replacing
         (report.added if added else report.updated).append(staged.label)
-
-
-def _stored_path(row: Mapping[str, Any]) -> Any:
-    """The ``path`` the document's metadata holds: relative to the folder it was last
-    ingested from. A file ingested with a subfolder and then with the whole folder
-    keeps the subfolder's path otherwise, and an export of it is no longer what an
-    ingest writes (imported and ingested again, it was stored twice)."""
-    metadata = row.get("metadata")
-    if isinstance(metadata, str):
-        try:
-            metadata = json.loads(metadata)
-        except ValueError:
-            return None
-    return metadata.get("path") if isinstance(metadata, dict) else None
 
 
 def _same_stat(path: Path, row: Mapping[str, Any]) -> bool:

@@ -598,6 +598,12 @@ def test_a_whole_file_and_a_constant_keep_half_their_score(tmp_path: Path) -> No
                 formula = params.score(hit.vector_score, hit.text_score)
                 assert hit.score == pytest.approx(0.5 * formula), hit.kind
         assert hits[0].qualified_name == "storage_class"
+        # a search for constants asked for them: they keep their scores
+        asked = svc.code.search(question, project="db", kinds="constant")
+        assert [h.kind for h in asked] == ["constant"]
+        assert asked[0].score == pytest.approx(
+            params.score(asked[0].vector_score or 0.0, asked[0].text_score or 0.0)
+        )
 
 
 def test_a_files_chunk_keeps_half_its_score(http_repo: RemembrancesService) -> None:

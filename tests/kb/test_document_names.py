@@ -185,23 +185,25 @@ def test_an_import_of_an_export_that_named_files_by_absolute_path_is_taken_back(
         assert target.kb.source_of_file(docs / "cli.md") == "cli.md"
 
 
-def test_a_file_ingested_with_its_subfolder_then_its_folder_is_stored_once_after_import(
-    docs: Path, tmp_path: Path
+@pytest.mark.parametrize("order", [("cli.md", "guide", ""), ("", "guide")])
+def test_a_file_ingested_with_its_subfolder_is_stored_once_after_an_import(
+    docs: Path, tmp_path: Path, order: tuple[str, ...]
 ) -> None:
-    # its path stayed relative to the subfolder ("install.md"), so the export no longer
-    # held what an ingest writes, and the import plus an ingest stored it twice
+    # its metadata's path is relative to the folder it was last read from ("install.md"
+    # from guide/); an export of it was no longer what an ingest of docs/ writes, and
+    # the import plus an ingest stored it twice
     import io
 
     import remembrances
     from remembrances.transfer import export_jsonl, import_jsonl
 
     with remembrances.open(tmp_path / "a.db", embedder="hash:64") as source:
-        source.kb.ingest(docs / "cli.md")  # names the collection's root: docs/
-        source.kb.ingest(docs / "guide")
-        report = source.kb.ingest(docs)
-        assert "guide/install.md" in report.updated  # its path, re-read from docs/
-        assert source.kb.get("guide/install.md").metadata == {"path": "guide/install.md"}
+        for folder in order:
+            source.kb.ingest(docs / folder if folder else docs)
+        # ingests of the folder and of its subfolder, in turn, leave the file alone
+        assert source.kb.ingest(docs / "guide").unchanged == ["README.md", "install.md"]
         assert source.kb.ingest(docs).updated == []
+        assert source.kb.ingest(docs / "guide").updated == []
         out = io.StringIO()
         export_jsonl(source, out)
     with remembrances.open(tmp_path / "b.db", embedder="hash:64") as target:
