@@ -21,6 +21,10 @@ from .errors import InvalidInputError
 MAX_NAME_CHARS = 4096
 #: Largest metadata, as UTF-8 JSON, that any record may carry.
 MAX_METADATA_BYTES = 1_000_000
+#: Deepest nesting of mappings and lists in metadata. Python's JSON reads it back by
+#: recursion: a value nested near the interpreter's limit was stored, then could not
+#: be read from a deeper call stack, and the searches that found it failed.
+MAX_METADATA_DEPTH = 64
 
 
 #: Control characters: text of nothing else is blank, and a name typed by people (a
@@ -101,6 +105,7 @@ def encode_metadata(value: Any, what: str = "metadata", *, reserved: Collection[
     for key in value:
         if not isinstance(key, str):
             raise InvalidInputError(f"{what} keys must be strings (JSON), got {key!r}")
+    _check_depth(value, what)
     taken = sorted(set(reserved).intersection(value))
     if taken:
         raise InvalidInputError(f"{what} keys {taken} are set by the library; rename them")
@@ -120,6 +125,26 @@ def encode_metadata(value: Any, what: str = "metadata", *, reserved: Collection[
             f"{what} is {size:,} bytes as JSON; the limit is {MAX_METADATA_BYTES:,}"
         )
     return encoded
+
+
+def _check_depth(value: Any, what: str) -> None:
+    """Refuse metadata nested deeper than ``MAX_METADATA_DEPTH`` (walked without
+    recursion, so a value nested a million deep is refused, not a crash)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    seen: set[int] = set()
+    while stack:
+        item, depth = stack.pop()
+        if not isinstance(item, Mapping | list | tuple):
+            continue
+        if depth > MAX_METADATA_DEPTH:
+            raise InvalidInputError(
+                f"{what} is nested deeper than {MAX_METADATA_DEPTH} levels; flatten it"
+            )
+        if id(item) in seen:  # it refers to itself: json.dumps says so
+            continue
+        seen.add(id(item))
+        children = item.values() if isinstance(item, Mapping) else item
+        stack.extend((child, depth + 1) for child in children)
 
 
 def check_metadata(

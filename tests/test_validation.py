@@ -53,7 +53,8 @@ def _cycle() -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    "metadata", [{1: "int key"}, {"x": float("nan")}, ["a"], _deep(100_000), _cycle()]
+    "metadata",
+    [{1: "int key"}, {"x": float("nan")}, ["a"], _deep(100_000), _deep(65), _cycle()],
 )
 def test_bad_metadata_is_refused_alike(store: Store, metadata: Any) -> None:
     events = EventLog(store)
@@ -247,3 +248,12 @@ def test_a_name_holding_a_noncharacter_stays_a_name(store: Store) -> None:
     events.log_conversation([{"role": "user", "content": "hi"}], session="chat\uffff")
     assert kb.get("report\uffff.md").source == "report\uffff.md"
     assert [t.content for t in events.turns("chat\uffff")] == ["hi"]
+
+
+def test_metadata_may_nest_as_deep_as_the_limit(store: Store) -> None:
+    from remembrances.validation import MAX_METADATA_DEPTH
+
+    kb = KnowledgeBase(store)
+    kb.add("text", source="doc", metadata=_deep(MAX_METADATA_DEPTH - 1))
+    with pytest.raises(InvalidInputError, match="nested deeper than"):
+        kb.add("text", source="other", metadata=_deep(MAX_METADATA_DEPTH))
