@@ -255,8 +255,8 @@ def _imported_copy(stored: Mapping[str, Any], metadata: dict[str, Any], digest: 
         found = json.loads(stored.get("metadata") or "{}")
     except ValueError:
         return False
-    if not isinstance(found, dict) or "path" not in found:
-        return False
+    if not isinstance(found, dict) or not isinstance(found.get("path"), str):
+        return False  # no ingest wrote it
     return stored.get("content_hash") == digest and _without_path(found) == _without_path(metadata)
 
 
