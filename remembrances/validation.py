@@ -116,10 +116,6 @@ def encode_metadata(value: Any, what: str = "metadata", *, reserved: Collection[
         size = len(encoded.encode("utf-8"))
     except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
         raise InvalidInputError(f"{what} cannot be stored as JSON: {exc}") from exc
-    except RecursionError:
-        raise InvalidInputError(
-            f"{what} is nested too deeply to be stored as JSON (or refers to itself)"
-        ) from None
     if size > MAX_METADATA_BYTES:
         raise InvalidInputError(
             f"{what} is {size:,} bytes as JSON; the limit is {MAX_METADATA_BYTES:,}"

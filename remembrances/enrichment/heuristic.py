@@ -242,6 +242,7 @@ _PERSONAL_VERBS = frozenset(
 #: Who a verb is about: the nearest of these before it is its subject.
 _PEOPLE = frozenset(["i", "i'm", "we", "he", "she", "they"])
 _NOT_PEOPLE = frozenset(["it", "it's", "this", "that", "these", "those", "you", "you're"])
+_PRONOUNS = _PEOPLE | _NOT_PEOPLE
 #: ... and a verb whose object is one of these is about the assistant or a thing.
 _OBJECTS = frozenset(["you", "it", "this", "that", "one"])
 _NOT_IDENTIFIERS = frozenset({"e.g", "i.e", "etc", "a.m", "p.m", "vs"})
@@ -483,7 +484,7 @@ def _personal_verbs(text: str) -> list[str]:
     for at, word in enumerate(words):
         if word not in _PERSONAL_VERBS:
             continue
-        subject = next((w for w in reversed(words[:at]) if w in _PEOPLE | _NOT_PEOPLE), None)
+        subject = next((w for w in reversed(words[:at]) if w in _PRONOUNS), None)
         after = words[at + 1] if at + 1 < len(words) else None
         if subject in _PEOPLE and after not in _OBJECTS:
             found.append(word)

@@ -323,13 +323,10 @@ class PostgresDatabase:
             self._register_vector(conn)
 
     def close(self) -> None:
-        with self.lock, self._given_back:
-            self.closed = True
-            for reader in self._idle:  # a reader taken now is closed when given back
-                reader.close()
-            self._readers -= len(self._idle)
-            self._idle.clear()
-            self._given_back.notify_all()
+        with self.lock:
+            with self._given_back:
+                self.closed = True
+            self._drop_idle()  # a reader taken now is closed when given back
             self.conn.close()
 
     def _check_open(self) -> None:

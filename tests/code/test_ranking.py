@@ -20,6 +20,7 @@ from remembrances.code.ranking import (
     parameter_names,
 )
 from remembrances.records import SearchResult
+from tests.code.repo_builder import write
 
 HTTP_UTILS = '''\
 import email.utils
@@ -465,16 +466,16 @@ def test_tests_lose_most_of_their_score_unless_the_question_is_about_tests(
     # a test names what it tests and reads like the question, so with a project's tests
     # indexed they took the top places (devsuite code sets with tests: 0.754 -> 0.648)
     root = tmp_path / "web"
-    (root / "web").mkdir(parents=True)
-    (root / "tests").mkdir()
-    (root / "web" / "cookies.py").write_text(
+    write(
+        root / "web" / "cookies.py",
         'def set_cookie(response, name, value):\n    """Set a cookie on the response."""\n'
-        "    response.headers['Set-Cookie'] = f'{name}={value}'\n"
+        "    response.headers['Set-Cookie'] = f'{name}={value}'\n",
     )
-    (root / "tests" / "test_cookies.py").write_text(
+    write(
+        root / "tests" / "test_cookies.py",
         "from web.cookies import set_cookie\n\n"
         "def test_set_cookie_on_the_response():\n"
-        "    set_cookie(response, 'a', 'b')  # set a cookie on the response\n"
+        "    set_cookie(response, 'a', 'b')  # set a cookie on the response\n",
     )
     code.index(root)
 
@@ -506,20 +507,20 @@ def test_a_name_the_code_defines_too_does_not_ask_for_the_tests(
     # Django's test stubs define as_sql like a hundred of its expressions: "WhereNode
     # as_sql" brought the stubs back to full score, and one ranked first
     root = tmp_path / "orm"
-    (root / "orm").mkdir(parents=True)
-    (root / "tests").mkdir()
-    (root / "orm" / "where.py").write_text(
+    write(
+        root / "orm" / "where.py",
         "class WhereNode:\n"
         "    def as_sql(self, compiler):\n"
         '        """Return the SQL of the where clause and its parameters."""\n'
-        "        return ' AND '.join(compiler.compile(c) for c in self.children), []\n"
+        "        return ' AND '.join(compiler.compile(c) for c in self.children), []\n",
     )
-    (root / "tests" / "test_where.py").write_text(
+    write(
+        root / "tests" / "test_where.py",
         "class DummyNode:\n"
         "    def as_sql(self, compiler):\n"
         "        return 'dummy', []\n\n\n"
         "def test_where_node_as_sql():\n"
-        "    assert DummyNode().as_sql(None) == ('dummy', [])\n"
+        "    assert DummyNode().as_sql(None) == ('dummy', [])\n",
     )
     code.index(root)
 
