@@ -180,7 +180,11 @@ class PostgresTransaction:
         cursor = self.connection.cursor(row_factory=_row_factory)
         try:
             if params:
-                values = [_never_stored(p) for p in params] if self.reading else list(params)
+                values = (
+                    [_never_stored(p) for p in params]
+                    if self.reading or _looks_up(sql)
+                    else list(params)
+                )
                 cursor.execute(translate(sql), values)
             else:  # no parameters: a script of several statements may run at once
                 cursor.execute(sql.encode("utf-8"))
@@ -202,6 +206,12 @@ class PostgresTransaction:
 
     def changes(self) -> int:
         return self._changes
+
+
+def _looks_up(sql: str) -> bool:
+    """A statement whose parameters only select rows: a NUL in them matches nothing,
+    so a delete with one deletes nothing, as on SQLite, instead of being refused."""
+    return sql.lstrip()[:6].upper() in ("SELECT", "DELETE")
 
 
 def _never_stored(value: Any) -> Any:

@@ -51,6 +51,10 @@ def test_a_lookup_with_a_nul_finds_nothing_on_both_engines(
                 svc.code.find_symbol("deploy\x00")
             assert svc.store.search("deploy", collection=["default\x00"]) == []
             assert svc.store.search("deploy", source="d.md\x00") == []
+            assert svc.kb.delete("d.md\x00") is False  # a delete deletes nothing
+            assert svc.kb.delete_collection("default\x00") == 0
+            assert svc.store.delete_source("kb", "d.md\x00") == 0
+            assert svc.kb.get("d.md").text == "deploy notes"
     with (
         remembrances.open(postgres_url) as svc,
         pytest.raises(InvalidInputError, match="cannot store text with NUL"),
