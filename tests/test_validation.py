@@ -107,13 +107,29 @@ def test_names_are_checked_alike_everywhere(store: Store, name: Any, match: str)
     assert store.count() == 0
 
 
-def test_scope_and_project_names_are_stripped_document_sources_are_not(store: Store) -> None:
+def test_user_and_session_ids_with_whitespace_around_them_are_refused_not_trimmed(
+    store: Store,
+) -> None:
+    """An id says whose memory a call reads: trimmed, "ana\u00a0" read ana's."""
     kb = KnowledgeBase(store)
     kb.add("text", source=" doc ")
-    assert kb.get(" doc ").source == " doc "
+    assert kb.get(" doc ").source == " doc "  # a document's source is kept as given
     events = EventLog(store)
-    events.log_conversation([{"role": "user", "content": "hi"}], session="  s1 ")
-    assert list(events.sessions()) == ["s1"]
+    events.log_conversation([{"role": "user", "content": "my PIN is 4321"}], session="s1", user="ana")
+    for spaced in ("  s1 ", "s1\u00a0", "\u3000s1", "s1\n"):
+        with pytest.raises(InvalidInputError, match="whitespace around it; ids are matched"):
+            events.log_conversation([{"role": "user", "content": "hi"}], session=spaced, user="ana")
+        with pytest.raises(InvalidInputError, match="whitespace around it"):
+            events.search("PIN", session=spaced)
+    for spaced in (" ana", "ana\u00a0", "\u2003ana\u3000"):
+        with pytest.raises(InvalidInputError, match=r"user '.*ana.*' has whitespace around it"):
+            events.search("what is my PIN?", user=spaced)
+        with pytest.raises(InvalidInputError, match="whitespace around it"):
+            events.count(user=spaced)
+        with pytest.raises(InvalidInputError, match="whitespace around it"):
+            events.log_conversation([{"role": "user", "content": "hi"}], session="s2", user=spaced)
+    assert events.count() == 1 and list(events.sessions()) == ["s1"]
+    assert [e.content for e in events.search("what is my PIN?", user="ana")] == ["my PIN is 4321"]
 
 
 def test_in_lists_cut_long_lists_with_matching_placeholders() -> None:

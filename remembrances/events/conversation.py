@@ -103,7 +103,22 @@ def whose(user: str | None) -> str:
 
 
 def scope_name(value: Any, what: str) -> str:
-    """A session or user id: a short, non-blank string."""
+    """A session or user id: a short, non-blank string, matched exactly.
+
+    Whitespace around it is refused, not trimmed: an id says whose memory a call
+    reads, and trimmed, "ana\u00a0" registered by someone else read ana's.
+    """
+    name = check_name(value, what, limit=MAX_NAME_CHARS, strip=True)
+    if name != value:
+        raise InvalidInputError(
+            f"{what} {value!r} has whitespace around it; ids are matched exactly, "
+            f"so pass {name!r} (or keep such ids out of user input)"
+        )
+    return name
+
+
+def speaker_name(value: Any, what: str) -> str:
+    """A message's role or speaker, as a framework or a transcript writes it (trimmed)."""
     return check_name(value, what, limit=MAX_NAME_CHARS, strip=True)
 
 
@@ -160,12 +175,12 @@ def read_message(message: Any, index: int) -> Turn | None:
         return None  # a tool-calling turn dumped without its None content (exclude_none)
     if "role" in message and "content" in message:
         shape = ("role", "content")
-        role: str | None = scope_name(message["role"], f"{what} role")
-        speaker = scope_name(message["name"], f"{what} name") if message.get("name") else role
+        role: str | None = speaker_name(message["role"], f"{what} role")
+        speaker = speaker_name(message["name"], f"{what} name") if message.get("name") else role
     elif "speaker" in message and "text" in message:
         shape = ("speaker", "text")
         role = None
-        speaker = scope_name(message["speaker"], f"{what} speaker")
+        speaker = speaker_name(message["speaker"], f"{what} speaker")
     else:
         raise InvalidInputError(
             f"{what} has keys {sorted(map(str, message))[:8]}; a message needs 'role' and "

@@ -366,9 +366,11 @@ class EventLog:
             stored, removed = self._session_history(session)
             owners = {e.user for e in stored}
             if stored and owners != {user}:
+                # Whose it is is not told: the caller may be another user's agent.
+                owner = "no user" if owners == {None} else "another user"
                 raise InvalidInputError(
-                    f"session {session!r} belongs to {whose(next(iter(owners)))}, "
-                    f"not {whose(user)}; pass the same user, or use another session id"
+                    f"session {session!r} belongs to {owner}, not {whose(user)}; "
+                    "pass the same user, or use another session id"
                 )
             history = sorted(
                 [

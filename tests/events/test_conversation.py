@@ -379,8 +379,9 @@ def test_search_and_listing_are_scoped_to_a_user_or_a_session(events: EventLog) 
     assert events.sessions(user="alice").keys() == {"a1", "a2"}
     assert events.log("x", user="bob").user == "bob"
     assert events.count(user="bob") == 2
-    with pytest.raises(InvalidInputError, match="belongs to user 'alice', not user 'bob'"):
+    with pytest.raises(InvalidInputError, match="belongs to another user, not user 'bob'") as e:
         events.log_conversation([{"role": "user", "content": "hi"}], session="a1", user="bob")
+    assert "alice" not in str(e.value)  # bob's agent is not told whose session it is
     events.log_conversation([{"role": "user", "content": "hi"}], session="nobody's")
     with pytest.raises(InvalidInputError, match="belongs to no user, not user 'bob'"):
         events.log_conversation([{"role": "user", "content": "hi"}], session="nobody's", user="bob")
