@@ -7,7 +7,9 @@ tracebacks: a typed library error becomes its status code and one-line message.
 
 from __future__ import annotations
 
+import json
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path as FilePath
@@ -73,6 +75,43 @@ def known_query_only(request: Request) -> None:
         message = f"unknown parameter{plural} {names}; this route takes {takes}"
         # the 422 of an unknown body field, through the same handler
         raise RequestValidationError([{"loc": ("query",), "msg": message}])
+
+
+class _RepeatedField(ValueError):
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+def _each_key_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _RepeatedField(key)
+        seen[key] = value
+    return seen
+
+
+async def each_name_once(request: Request) -> None:
+    """Refuse a query parameter or a body field given twice. Python's ``json`` and the
+    query string keep the last one silently, so ``?user=chen&user=dara`` read dara's
+    events: behind a gateway that adds the caller's own ``user``, the last one wins."""
+    counts = Counter(name for name, _ in request.query_params.multi_items())
+    repeated = [name for name, n in counts.items() if n > 1]
+    if repeated:
+        names = ", ".join(map(repr, repeated))
+        message = f"parameter {names} given more than once; give each parameter once"
+        raise RequestValidationError([{"loc": ("query",), "msg": message}])
+    raw = await request.body()
+    if b'"' not in raw:  # no object with a key to repeat
+        return
+    try:
+        json.loads(raw, object_pairs_hook=_each_key_once)
+    except _RepeatedField as exc:
+        message = f"field {exc.name!r} given more than once in an object; give each field once"
+        raise RequestValidationError([{"loc": ("body",), "msg": message}]) from None
+    except ValueError:  # not JSON: FastAPI's own error says where it breaks
+        return
 
 
 #: What to tell a client whose body is not JSON, or is not sent as JSON.
@@ -143,7 +182,11 @@ def build_app(
         "log and a code index, searchable by meaning and by words. Errors are JSON "
         '`{"error": "<ErrorClass>", "message": "<one line>"}`.',
     )
-    v1 = APIRouter(prefix="/v1", responses=ERRORS, dependencies=[Depends(known_query_only)])
+    v1 = APIRouter(
+        prefix="/v1",
+        responses=ERRORS,
+        dependencies=[Depends(known_query_only), Depends(each_name_once)],
+    )
 
     @api.exception_handler(RemembrancesError)
     @api.exception_handler(ValueError)

@@ -156,6 +156,34 @@ def test_unknown_query_parameters_are_refused_like_unknown_body_fields(
     assert http.get("/health", params={"probe": 1}).status_code == 200
 
 
+def test_a_parameter_or_field_given_twice_is_refused_not_the_last_one_taken(
+    http: httpx.Client,
+) -> None:
+    """Behind a gateway that adds the caller's own ``user``, a last-one-wins reading
+    of ``?user=chen&user=dara`` read dara's events."""
+    log = {"messages": [{"role": "user", "content": "my locker code is 4417"}]}
+    assert http.post(
+        "/v1/events/conversations", json={**log, "session": "d1", "user": "dara"}
+    ).is_success
+    twice = refused(http.get("/v1/events?user=chen&user=dara"), 422, "InvalidRequest")
+    assert "parameter 'user' given more than once" in twice
+    refused(http.get("/v1/events?subject=a&subject=b&limit=1"), 422, "InvalidRequest")
+    for route, raw in (
+        ("/v1/enrich", b'{"prompt": "my locker code?", "user": "chen", "user": "dara"}'),
+        ("/v1/events", b'{"content": "x", "metadata": {"a": 1, "a": 2}}'),  # nested too
+    ):
+        response = http.post(route, content=raw, headers={"content-type": "application/json"})
+        message = refused(response, 422, "InvalidRequest")
+        assert "given more than once in an object" in message and "4417" not in response.text
+    assert http.get("/v1/events", params={"limit": 10}).json()[0]["content"] != "x"
+    assert http.get("/v1/events?user=dara").json()[0]["content"] == "my locker code is 4417"
+    same_value = b'{"prompt": "my locker code?", "user": "dara"}'  # one of each: answered
+    answer = http.post(
+        "/v1/enrich", content=same_value, headers={"content-type": "application/json"}
+    )
+    assert "4417" in answer.json()["context"]
+
+
 @pytest.fixture
 def small_server(serve: ServerFactory) -> Server:
     return serve("--max-body-bytes", "2048")
