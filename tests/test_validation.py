@@ -115,7 +115,9 @@ def test_user_and_session_ids_with_whitespace_around_them_are_refused_not_trimme
     kb.add("text", source=" doc ")
     assert kb.get(" doc ").source == " doc "  # a document's source is kept as given
     events = EventLog(store)
-    events.log_conversation([{"role": "user", "content": "my PIN is 4321"}], session="s1", user="ana")
+    events.log_conversation(
+        [{"role": "user", "content": "my PIN is 4321"}], session="s1", user="ana"
+    )
     for spaced in ("  s1 ", "s1\u00a0", "\u3000s1", "s1\n"):
         with pytest.raises(InvalidInputError, match="whitespace around it; ids are matched"):
             events.log_conversation([{"role": "user", "content": "hi"}], session=spaced, user="ana")

@@ -208,6 +208,24 @@ def prune(state: State, older_than: str) -> None:
     state.out.emit({"deleted": deleted}, f"pruned {deleted} event(s)")
 
 
+@events.command(epilog="Example:  remembrances events forget --user alice")
+@click.option("--session", help="Forget this conversation's turns.")
+@click.option("--user", help="Forget everything logged for this user.")
+@json_option
+@pass_state
+def forget(state: State, session: str | None, user: str | None) -> None:
+    """Delete a session's turns, or all of a user's events, leaving nothing of them
+    (not even the digests that keep removed turns from being logged again)."""
+    if (session is None) == (user is None):
+        raise click.UsageError("give --session or --user (one of them)")
+    log_ = state.service(write=True).events
+    if session is not None:
+        deleted, whose = log_.forget_session(session), f"session {session!r}"
+    else:
+        deleted, whose = log_.forget_user(str(user)), f"user {user!r}"
+    state.out.emit({"deleted": deleted}, f"forgot {deleted} event(s) of {whose}")
+
+
 @events.command(epilog="Example:  remembrances events subjects --json")
 @json_option
 @pass_state

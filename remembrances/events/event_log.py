@@ -643,6 +643,25 @@ class EventLog:
             self.store.forget_embeddings(hashes)  # keyed by a hash of the text
         return len(rows)
 
+    def forget_user(self, user: str) -> int:
+        """Delete everything logged for ``user`` with nothing of it left, as
+        :meth:`forget_session` does for one session: every turn and plain event
+        logged with that user, the digests of its removed turns (including those of
+        sessions whose turns were all deleted one by one, which no listing shows any
+        more) and their cached vectors. Returns how many events were deleted. Events
+        and documents logged without a user are shared and stay."""
+        user = scope_name(user, "user")
+        self.check_writable()
+        if not self._has_tables:
+            return 0
+        with self._write_lock, self.store.transaction() as tx:
+            rows = self._table.user_events(tx, user)
+            hashes = self._embedded_hashes([int(r["id"]) for r in rows])
+            self._remove(tx, rows, digests=False)
+            self._table.forget_removed_of(tx, user)
+            self.store.forget_embeddings(hashes)
+        return len(rows)
+
     def _embedded_hashes(self, event_ids: Sequence[int]) -> builtins.list[str]:
         """The content hashes of these events' chunks: their cached vectors' keys."""
         return [

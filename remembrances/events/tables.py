@@ -305,6 +305,13 @@ class Events:
     def forget_removed(self, tx: Transaction, session: str) -> None:
         tx.execute("DELETE FROM removed_turns WHERE session = ?", (session,))
 
+    def user_events(self, tx: Transaction, user: str) -> list[Row]:
+        """The ``id`` and ``session`` of every event (turn or not) logged for ``user``."""
+        return tx.execute("SELECT id, session FROM events WHERE user_id = ?", (user,)).fetchall()
+
+    def forget_removed_of(self, tx: Transaction, user: str) -> None:
+        tx.execute("DELETE FROM removed_turns WHERE user_id = ?", (user,))
+
     def removed_turns(self, tx: Transaction, session: str) -> list[Row]:
         return tx.execute(
             "SELECT position, digest, occurred_us, role, user_id FROM removed_turns "

@@ -53,7 +53,9 @@ def read_transcripts(path: str | Path, *, session: str | None = None) -> list[Tr
     """The sessions in a transcript file; ``session`` names the default one
     (the file's name without its extension when not given)."""
     file = Path(path)
-    default = scope_name(session, "session") if session is not None else file.stem.strip() or "session"
+    default = (
+        scope_name(session, "session") if session is not None else file.stem.strip() or "session"
+    )
     try:
         size = file.stat().st_size
         if size > MAX_FILE_BYTES:

@@ -421,6 +421,16 @@ def build_app(
         """Delete events that happened before a cut-off."""
         return {"deleted": svc.events.prune(older_than=req.older_than)}
 
+    @v1.post("/events/forget", tags=["events"])
+    def events_forget(req: m.ForgetRequest) -> Any:
+        """Delete a session's turns, or everything logged for a user, with nothing of
+        them left (not even the digests of removed turns): give one of the two."""
+        if (req.session is None) == (req.user is None):
+            raise InvalidInputError("give either session or user to forget, not both or neither")
+        if req.session is not None:
+            return {"deleted": svc.events.forget_session(req.session)}
+        return {"deleted": svc.events.forget_user(str(req.user))}
+
     @v1.get("/events/subjects", tags=["events"])
     def events_subjects() -> Any:
         """Distinct subjects with their event counts."""

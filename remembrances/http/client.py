@@ -212,6 +212,12 @@ class _Events:
     def prune(self, *, older_than: str) -> int:
         return int(self._c.call("POST", "/v1/events/prune", {"older_than": older_than})["deleted"])
 
+    def forget_session(self, session: str) -> int:
+        return int(self._c.call("POST", "/v1/events/forget", {"session": session})["deleted"])
+
+    def forget_user(self, user: str) -> int:
+        return int(self._c.call("POST", "/v1/events/forget", {"user": user})["deleted"])
+
     def subjects(self) -> Any:
         return self._c.call("GET", "/v1/events/subjects")
 

@@ -127,6 +127,11 @@ class PruneRequest(Body):
     older_than: str = Field(description="An age such as 90d or 12w, or an ISO time.")
 
 
+class ForgetRequest(Body):
+    session: str | None = Field(None, description="Forget this session's turns.")
+    user: str | None = Field(None, description="Forget everything logged for this user.")
+
+
 class IndexRequest(Body):
     path: str = Field(description="A repository directory inside the server's allowed roots.")
     project: str | None = Field(None, description="Project name; default the directory name.")

@@ -194,6 +194,43 @@ def test_forgetting_a_session_leaves_not_even_its_digests(events: EventLog, stor
         events.forget_session("  ")
 
 
+def test_forgetting_a_user_leaves_nothing_of_theirs_and_all_of_the_others(
+    events: EventLog, store: Store
+) -> None:
+    for user, code in (("ana", "CJDW486"), ("bruno", "KQ77")):
+        for n in (1, 2):
+            messages = [
+                {"role": "user", "content": f"{user}'s locker code is {code}, session {n}"},
+                {"role": "assistant", "content": f"Noted for {user}, session {n}."},
+            ]
+            events.log_conversation(messages, session=f"{user}-{n}", user=user)
+        events.log(f"{user} decided on the blue plan", subject="decision", user=user)
+    events.log("the office moves in May")  # no user: shared, and stays
+    for turn in events.turns("ana-2"):  # deleted one by one: no listing shows ana-2 now
+        events.delete(turn.id)
+    assert "ana-2" not in events.sessions(user="ana")
+    cached = store.stats()["cached_embeddings"]
+
+    assert events.forget_user("ana") == 3  # ana-1's two turns and the decision
+    assert events.count(user="ana") == 0 and list(events.sessions(user="ana")) == []
+    with store.snapshot() as tx:
+        left = tx.execute("SELECT session, user_id FROM removed_turns").fetchall()
+        texts = " ".join(str(r["text"]) for r in tx.execute("SELECT text FROM chunks"))
+    assert all(r["user_id"] != "ana" for r in left)  # ana-2's digests went too
+    assert "ana" not in texts and "CJDW486" not in texts
+    assert store.stats()["cached_embeddings"] == cached - 3
+    assert events.count(user="bruno") == 5 and events.count() == 6
+    assert [e.content for e in events.search("when does the office move?", limit=1)] == [
+        "the office moves in May"
+    ]
+    # the transcript sent again is stored again: nothing remembers it was removed
+    again = [{"role": "user", "content": "ana's locker code is CJDW486, session 2"}]
+    assert len(events.log_conversation(again, session="ana-2", user="ana").added) == 1
+    assert events.forget_user("nobody") == 0
+    with pytest.raises(InvalidInputError):
+        events.forget_user(" ana")
+
+
 def test_each_session_keeps_its_latest_removed_turns(events: EventLog, store: Store) -> None:
     from remembrances.events.event_log import REMOVED_KEPT
 

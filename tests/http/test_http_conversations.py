@@ -136,6 +136,31 @@ def test_log_a_conversation_then_search_it_scoped_with_its_turns(serve: ServerFa
         assert [h["content"] for h in mine][:1] == ["Alice is allergic to cats."]
 
 
+def test_forget_a_user_or_a_session_over_http_and_the_cli(chats: Server, runner: CliRunner) -> None:
+    with chats.client() as http:
+        first = http.get("/v1/events", params={"user": "ana", "limit": 10}).json()
+        assert http.delete(f"/v1/events/{first[0]['id']}").is_success  # leaves a digest
+        for body in ({}, {"user": "ana", "session": "ana-1"}):
+            answer = http.post("/v1/events/forget", json=body)
+            assert answer.status_code == 400 and "either session or user" in answer.text
+        spaced = http.post("/v1/events/forget", json={"user": "ana "})
+        assert spaced.status_code == 400 and "whitespace" in spaced.text
+        assert http.post("/v1/events/forget", json={"user": "ana"}).json() == {"deleted": 2}
+        assert http.get("/v1/events", params={"user": "ana"}).json() == []
+        assert len(http.get("/v1/events", params={"user": "bob"}).json()) == 2
+        assert enrich(http, user="ana") == ""
+    with remembrances.open(chats.db, embedder="hash:64", read_only=True) as svc:
+        with svc.store.snapshot() as tx:
+            rows = tx.execute("SELECT user_id FROM removed_turns").fetchall()
+        assert [r["user_id"] for r in rows] == []  # ana's digest went too
+    told = runner.invoke(cli, ["--url", chats.url, "events", "forget", "--session", "bob-1"])
+    assert told.exit_code == 0 and "forgot 2 event(s) of session 'bob-1'" in told.output
+    neither = runner.invoke(cli, ["--url", chats.url, "events", "forget"])
+    assert neither.exit_code == 2 and "--session or --user" in neither.output
+    with chats.client() as http:
+        assert http.get("/v1/events", params={"limit": 10}).json() == []
+
+
 @pytest.mark.parametrize(
     ("body", "status", "message"),
     [
