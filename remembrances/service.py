@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -90,11 +91,15 @@ class RemembrancesService:
         user: str | None = None,
         session: str | None = None,
         project: str | None = None,
+        collections: str | Sequence[str] | None = None,
     ) -> str:
         """The memory that helps with ``prompt``, as a compact block ("" when none);
-        ``user``/``session`` keep its events to one user's or one conversation's, and
-        ``project`` its code to one indexed project's."""
-        return self.enricher.enrich_context(prompt, user=user, session=session, project=project)
+        ``user``/``session`` keep its events to one user's or one conversation's,
+        ``collections`` its documents to those collections, and ``project`` its code to
+        one indexed project's."""
+        return self.enricher.enrich_context(
+            prompt, user=user, session=session, project=project, collections=collections
+        )
 
     @property
     def path(self) -> str:

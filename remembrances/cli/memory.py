@@ -134,10 +134,21 @@ def _kinds(svc: object, kinds: tuple[str, ...]) -> list[str] | None:
 @click.option("--user", default=None, help="Only this user's events (conversations).")
 @click.option("--session", default=None, help="Only this conversation's events.")
 @click.option("--project", default=None, help="Only this indexed project's code.")
+@click.option(
+    "--collection",
+    "collections",
+    multiple=True,
+    help="Only the documents of this collection (repeat for several).",
+)
 @json_option
 @pass_state
 def enrich(
-    state: State, prompt: str, user: str | None, session: str | None, project: str | None
+    state: State,
+    prompt: str,
+    user: str | None,
+    session: str | None,
+    project: str | None,
+    collections: tuple[str, ...],
 ) -> None:
     """Print the memory that helps with PROMPT, as an agent would get it (empty if none)."""
     svc = state.service()
@@ -146,7 +157,9 @@ def enrich(
         # every reading command; enrich_context would drop each source and print nothing.
         for layer in ("kb", "events", "code"):
             getattr(svc, layer)
-    context = svc.enrich_context(prompt, user=user, session=session, project=project)
+    context = svc.enrich_context(
+        prompt, user=user, session=session, project=project, collections=collections or None
+    )
     if state.out.as_json:
         state.out.json({"prompt": prompt, "context": context})
     elif context:

@@ -12,7 +12,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,7 +26,15 @@ from .daemon_pool import DaemonPool
 from .heuristic import HeuristicPlanner
 from .plan import EnrichmentPlan, QueryPlanner
 from .render import render_block
-from .sources import SEARCHES, ContextItem, SourceSearch, in_project, scoped, wanted
+from .sources import (
+    SEARCHES,
+    ContextItem,
+    SourceSearch,
+    in_collections,
+    in_project,
+    scoped,
+    wanted,
+)
 
 if TYPE_CHECKING:
     from ..service import RemembrancesService
@@ -91,15 +99,18 @@ class ContextEnricher:
         user: str | None = None,
         session: str | None = None,
         project: str | None = None,
+        collections: str | Sequence[str] | None = None,
     ) -> str:
         """The context block for ``prompt``, or "" when nothing relevant (or anything fails).
 
-        ``user``/``session`` keep the events to one user's or one conversation's
-        (documents and code are shared); ``project`` keeps the code to one indexed
-        project. A malformed scope is an :class:`~remembrances.errors.InvalidInputError`,
-        never an unscoped answer.
+        ``user``/``session`` keep the events to one user's or one conversation's;
+        ``collections`` keeps the documents to those collections (all of them when
+        None); ``project`` keeps the code to one indexed project. A malformed scope is
+        an :class:`~remembrances.errors.InvalidInputError`, never an unscoped answer.
         """
-        return self.enrich(prompt, user=user, session=session, project=project).text
+        return self.enrich(
+            prompt, user=user, session=session, project=project, collections=collections
+        ).text
 
     def enrich(
         self,
@@ -108,6 +119,7 @@ class ContextEnricher:
         user: str | None = None,
         session: str | None = None,
         project: str | None = None,
+        collections: str | Sequence[str] | None = None,
     ) -> Enrichment:
         """Like :meth:`enrich_context`, with the plan, the items and the timings."""
         from ..events.conversation import scope_name
@@ -116,6 +128,7 @@ class ContextEnricher:
         # (an unknown project is a NotFoundError naming the indexed ones).
         user = None if user is None else scope_name(user, "user")
         session = None if session is None else scope_name(session, "session")
+        shelves = None if collections is None else _collections(collections)
         try:
             project = None if project is None else self._indexed(project)
         except (NotFoundError, InvalidInputError):
@@ -124,7 +137,7 @@ class ContextEnricher:
             log.exception("context enrichment failed; the turn continues without memory")
             return Enrichment("")
         try:
-            return self._enrich(prompt, user, session, project)
+            return self._enrich(prompt, user, session, project, shelves)
         except Exception:
             log.exception("context enrichment failed; the turn continues without memory")
             return Enrichment("")
@@ -142,7 +155,12 @@ class ContextEnricher:
         return name
 
     def _enrich(
-        self, prompt: str, user: str | None, session: str | None, project: str | None
+        self,
+        prompt: str,
+        user: str | None,
+        session: str | None,
+        project: str | None,
+        collections: tuple[str, ...] | None = None,
     ) -> Enrichment:
         config = self.config
         if not config.enabled or not isinstance(prompt, str) or not prompt.strip():
@@ -158,6 +176,7 @@ class ContextEnricher:
 
         # A prompt naming code gets its definitions first (code_focus.py).
         base = SEARCHES if project is None else in_project(SEARCHES, project)
+        base = base if collections is None else in_collections(base, collections)
         searches = code_aware(base, prompt, config.timeout_for("code"), project)
         sources = [s for s in config.sources if wanted(s, plan) or searches[s] is not base[s]]
         searches = scoped(searches, session, user, previous_turn=config.previous_turn)
@@ -324,3 +343,16 @@ def _inside(item: ContextItem, plan: EnrichmentPlan) -> bool:
     at = item.when[0]
     since, until = plan.events_since, plan.events_until
     return (since is None or at >= since) and (until is None or at <= until)
+
+
+def _collections(value: str | Sequence[str]) -> tuple[str, ...]:
+    """The collections a scope names: one name or several, each a valid name. None of
+    them need exist yet (a new user has no notes): such a scope finds no document."""
+    from ..validation import check_name
+
+    names = [value] if isinstance(value, str) else value
+    if isinstance(names, bytes | bytearray) or not isinstance(names, Sequence):
+        raise InvalidInputError("collections must be a name or a list of names")
+    if not names:
+        raise InvalidInputError("collections is an empty list; pass None for every collection")
+    return tuple(dict.fromkeys(check_name(name, "collection") for name in names))

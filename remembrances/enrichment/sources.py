@@ -211,10 +211,15 @@ SourceSearch = Callable[["RemembrancesService", EnrichmentPlan], list[ContextIte
 KB_MIN_COSINE = 0.20
 
 
-def search_kb(service: RemembrancesService, plan: EnrichmentPlan) -> list[ContextItem]:
+def search_kb(
+    service: RemembrancesService,
+    plan: EnrichmentPlan,
+    *,
+    collections: tuple[str, ...] | None = None,
+) -> list[ContextItem]:
     found = []
     for query in plan.queries("kb"):
-        hits = service.kb.search(query, limit=plan.kb_limit)
+        hits = service.kb.search(query, limit=plan.kb_limit, collection=collections)
         found.append([h for h in hits if h.vector_score is None or h.vector_score >= KB_MIN_COSINE])
     return [kb_item(h) for h in distinct_passages(found, plan.kb_limit)]
 
@@ -460,6 +465,18 @@ def in_project(searches: Mapping[str, SourceSearch], project: str) -> Mapping[st
         return search_code(service, plan, project=project)
 
     return {**searches, "code": code}
+
+
+def in_collections(
+    searches: Mapping[str, SourceSearch], collections: tuple[str, ...]
+) -> Mapping[str, SourceSearch]:
+    """``searches`` with the knowledge base kept to some collections: a memory shared
+    by many users keeps each one's notes in a collection of their own, and a shared one."""
+
+    def kb(service: RemembrancesService, plan: EnrichmentPlan) -> list[ContextItem]:
+        return search_kb(service, plan, collections=collections)
+
+    return {**searches, "kb": kb}
 
 
 SEARCHES: dict[str, SourceSearch] = {

@@ -271,7 +271,11 @@ def build_app(
     def enrich(req: m.EnrichRequest) -> Any:
         """The memory that helps with a prompt, as one compact block (empty when none)."""
         context = svc.enrich_context(
-            req.prompt, user=req.user, session=req.session, project=req.project
+            req.prompt,
+            user=req.user,
+            session=req.session,
+            project=req.project,
+            collections=req.collections,
         )
         # jsonable: a prompt with a lone surrogate (JSON "\ud800") is echoed with U+FFFD
         # in its place, as the CLI's --json prints it, instead of failing to encode

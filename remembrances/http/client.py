@@ -357,9 +357,13 @@ class RemoteMemory:
         user: str | None = None,
         session: str | None = None,
         project: str | None = None,
+        collections: str | Sequence[str] | None = None,
     ) -> str:
+        shelves = [collections] if isinstance(collections, str) else collections
         given = (("user", user), ("session", session), ("project", project))
-        scope = {k: v for k, v in given if v is not None}
+        scope: dict[str, Any] = {k: v for k, v in given if v is not None}
+        if shelves is not None:
+            scope["collections"] = list(shelves)
         body = {"prompt": prompt, **scope}  # only what is given: an older server refuses more
         return str(self.client.call("POST", "/v1/enrich", body)["context"])
 

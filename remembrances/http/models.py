@@ -45,6 +45,9 @@ class EnrichRequest(Body):
     user: str | None = Field(None, description="Only this user's events (conversations).")
     session: str | None = Field(None, description="Only this conversation's events.")
     project: str | None = Field(None, description="Only this indexed project's code.")
+    collections: list[str] | None = Field(
+        None, description="Only the documents of these collections (default: all)."
+    )
 
 
 class EnrichResponse(BaseModel):

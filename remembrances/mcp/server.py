@@ -62,6 +62,9 @@ SourceKind = Literal["kb", "event", "code", "events"]
 UserScope = Annotated[str | None, Field(description="Only this user's events.")]
 SessionScope = Annotated[str | None, Field(description="Only this conversation's events.")]
 ProjectScope = Annotated[str | None, Field(description="Only this indexed project's code.")]
+CollectionsScope = Annotated[
+    list[str] | None, Field(description="Only the documents of these collections.")
+]
 
 
 def _result(message: str, data: Any) -> CallToolResult:
@@ -483,9 +486,12 @@ def build_server(
         user: UserScope = None,
         session: SessionScope = None,
         project: ProjectScope = None,
+        collections: CollectionsScope = None,
     ) -> CallToolResult:
         """The memory that helps answer a request, as one compact block (empty when none)."""
-        context = svc.enrich_context(prompt, user=user, session=session, project=project)
+        context = svc.enrich_context(
+            prompt, user=user, session=session, project=project, collections=collections
+        )
         return _result(context or "Nothing relevant in memory.", {"context": context})
 
     @tool(READ)

@@ -136,6 +136,29 @@ def test_log_a_conversation_then_search_it_scoped_with_its_turns(serve: ServerFa
         assert [h["content"] for h in mine][:1] == ["Alice is allergic to cats."]
 
 
+def test_enrich_keeps_the_documents_to_the_collections_given(
+    serve: ServerFactory, runner: CliRunner, tmp_path: Path
+) -> None:
+    db = tmp_path / "kb.db"
+    with remembrances.open(db, embedder="hash:64") as svc:
+        for user in ("ana", "bob"):
+            svc.kb.add(f"{user} glazes pottery mugs blue", source="n.md", collection=user)
+    server = serve(db=db)
+    prompt = "which pottery mugs glazes blue?"
+    with server.client() as http:
+        assert "ana glazes" in enrich(http, prompt=prompt) and "bob glazes" in enrich(
+            http, prompt=prompt
+        )
+        mine = enrich(http, prompt=prompt, collections=["bob"])
+        assert "bob glazes" in mine and "ana glazes" not in mine
+        bad = http.post("/v1/enrich", json={"prompt": prompt, "collections": "bob"})
+        assert bad.status_code == 422  # a list, as the schema says
+    for where in (["--db", str(db)], ["--url", server.url]):
+        told = runner.invoke(cli, [*where, "enrich", prompt, "--collection", "ana"])
+        assert told.exit_code == 0 and "ana glazes" in told.output, told.output
+        assert "bob glazes" not in told.output
+
+
 def test_forget_a_user_or_a_session_over_http_and_the_cli(chats: Server, runner: CliRunner) -> None:
     with chats.client() as http:
         first = http.get("/v1/events", params={"user": "ana", "limit": 10}).json()

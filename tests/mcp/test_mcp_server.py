@@ -352,6 +352,16 @@ def test_conversation_tool(drive: Drive) -> None:
         blank = await call(session, "memory_enrich_context", prompt=prompt, user=" ")
         assert blank.is_error and "user is empty" in text_of(blank)
 
+        await call(session, "kb_add_document", text="Mel's kiln is booked for Friday.",
+                   source="kiln.md", collection="user-mel")  # fmt: skip
+        kiln = "when is my kiln booked?"
+        mel = await call(session, "memory_enrich_context", prompt=kiln, collections=["user-mel"])
+        assert "Friday" in mel.structured_content["context"]
+        other = await call(session, "memory_enrich_context", prompt=kiln, collections=["user-x"])
+        assert other.structured_content["context"] == ""
+        empty = await call(session, "memory_enrich_context", prompt=kiln, collections=[])
+        assert empty.is_error and "empty list" in text_of(empty)
+
     drive(scenario)
 
 

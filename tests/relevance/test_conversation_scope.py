@@ -41,6 +41,11 @@ def memory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RemembrancesSer
         svc.events.log_conversation(ANA, session="ana-1", user="ana", at=AT)
         svc.events.log_conversation(ANA_LATER, session="ana-2", user="ana", at=AT)
         svc.events.log_conversation(BOB, session="bob-1", user="bob", at=AT)
+        for user, number in (("ana", "X1234567"), ("bob", "Y7654321")):
+            note = f"{user.title()}'s passport number is {number}; it expires in 2031."
+            svc.kb.add(note, source="passport.md", collection=f"user-{user}")
+        svc.kb.add("Passport renewals go through the travel desk.", source="travel.md",
+                   collection="shared")  # fmt: skip
         yield svc
 
 
@@ -78,9 +83,25 @@ def test_a_session_scope_keeps_to_that_conversation(memory: RemembrancesService)
     assert memory.enrich_context("which day is my pottery class?", session="nobody") == ""
 
 
+def test_a_collections_scope_keeps_the_documents_to_those_collections(
+    memory: RemembrancesService,
+) -> None:
+    prompt = "what is my passport number?"
+    assert "X1234567" in memory.enrich_context(prompt) and "Y7654321" in memory.enrich_context(
+        prompt
+    )  # unscoped, both users' notes: the scoped checks below are not passing on nothing
+    mine = memory.enrich_context(prompt, user="bob", collections=["user-bob", "shared"])
+    assert "Y7654321" in mine and "X1234567" not in mine, mine
+    one = memory.enrich_context("how do I renew my passport?", collections="shared")
+    assert "travel desk" in one and "X1234567" not in one and "Y7654321" not in one, one
+    assert memory.enrich_context(prompt, collections=["user-new"]) == ""  # none yet: nothing
+
+
 @pytest.mark.parametrize(
     "scope",
-    [{"user": ""}, {"user": "   "}, {"session": "x" * 100_000}, {"user": b"ana"},
+    [{"collections": []}, {"collections": [""]}, {"collections": b"shared"},
+     {"collections": ["shared", 3]}, {"collections": 3},
+     {"user": ""}, {"user": "   "}, {"session": "x" * 100_000}, {"user": b"ana"},
      {"session": "\udcff"}, {"user": 3}],
 )  # fmt: skip
 def test_a_malformed_scope_is_an_error_not_an_unscoped_answer(
