@@ -48,6 +48,7 @@ from benchmarks.harness import best_of, cpu_seconds, load_average, read_and_hash
 from remembrances import RemembrancesService, Store
 from remembrances.code import CodeIndexer, IndexReport, OutlineNode, RepoMap
 from remembrances.code.discovery import discover
+from remembrances.code.parsing.analysis import analyze_source
 from remembrances.code.records import module_name
 from remembrances.code.repo_map import RepoMapper
 from remembrances.code.writer import default_workers
@@ -447,6 +448,33 @@ def devsuite_quality() -> list[str]:
     return lines
 
 
+def scaling_bench() -> list[str]:
+    """Analysis (parse, symbols, chunks, names) of generated C files of one-line
+    functions, 4,000 to 16,000 of them: linear work takes 4x as long for 4x the
+    symbols, and counting lines from the file's start for each one took 15x."""
+    rows, times = [], {}
+    for n in (4_000, 16_000):
+        source = "".join(f"int f{i}(int x) {{ return x + {i}; }}\n" for i in range(n)).encode()
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            analyze_source("gen.c", "c", source)
+            best = min(best, time.perf_counter() - start)
+        times[n] = best
+        rows.append(f"| {n:,} functions ({len(source) / 1e6:.2f} MB) | {best:.2f} s |")
+        print(f"analysis of {n} generated functions: {best:.2f} s")
+    ratio = times[16_000] / times[4_000]
+    return [
+        "## One generated file, 4x the symbols (analysis only, best of 3)",
+        "",
+        "| file | analysis time |",
+        "|---|---|",
+        *rows,
+        f"| **ratio 16,000 / 4,000** (4.0 when linear) | **{ratio:.1f}x** |",
+        "",
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="skip the slow comparisons")
@@ -456,6 +484,9 @@ def main() -> None:
         "--definitions-only",
         action="store_true",
         help="only: is a definition the prompt names in enrich_context",
+    )
+    parser.add_argument(
+        "--scaling-only", action="store_true", help="only: analysis time of large generated files"
     )
     parser.add_argument(
         "--store",
@@ -468,6 +499,9 @@ def main() -> None:
         return
     if args.map_only:
         write_map_results(root)
+        return
+    if args.scaling_only:
+        print("\n".join(scaling_bench()))
         return
     command = "    .venv/bin/python -m benchmarks.bench_code" + (" --quick" if args.quick else "")
     lines = [
@@ -558,6 +592,7 @@ def main() -> None:
             f"{rerun_s:.3f} s |",
             f"| **ratio re-index / hashing** | **{rerun_s / warm_hash_s:.2f}×** |",
             "",
+            *scaling_bench(),
         ]
 
         if not args.quick:
