@@ -113,13 +113,18 @@ class Output:
         if self.as_json:
             self.json(data)
         elif isinstance(human, str):  # data, not markup: "[app] u.py", "d[key]"
-            self.console.print(human, markup=False)
+            # not wrapped at the console's width: a pipe has 80 columns, and a map's
+            # signature cut onto a new line loses its indentation
+            self.console.print(human, markup=False, soft_wrap=True)
         elif human is not None:
-            self.console.print(human)
+            # in a pipe (80 columns) nothing is wrapped but tables: a signature or a
+            # code line cut onto a new line loses its indentation
+            piped = not self.console.is_terminal and not isinstance(human, Table)
+            self.console.print(human, soft_wrap=piped)
 
     def note(self, message: str) -> None:
         """A line for people (stderr under --json, so stdout stays parseable)."""
-        (self.err if self.as_json else self.console).print(message, markup=False)
+        (self.err if self.as_json else self.console).print(message, markup=False, soft_wrap=True)
 
     def table(
         self, columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str = ""
@@ -136,12 +141,16 @@ class Output:
         return self.table(("key", "value"), [(k, _cell(v)) for k, v in data.items()], title)
 
     def code(self, text: str, language: str | None, start_line: int = 1) -> Syntax:
+        # In a pipe every line is kept whole (its width is the longest line's), as
+        # :meth:`emit` prints it; a terminal wraps long lines under their number.
+        piped = not self.console.is_terminal
         return Syntax(
             text,
             language or "text",
             line_numbers=True,
             start_line=max(1, start_line),
-            word_wrap=True,
+            word_wrap=not piped,
+            code_width=max(map(len, text.split("\n")), default=1) if piped else None,
             theme="ansi_dark",
         )
 

@@ -40,3 +40,21 @@ def test_code_map(run: Run, tmp_path: Path) -> None:
     assert unknown.exit_code == 1 and "neither an indexed file nor a symbol" in unknown.output
     missing = run("code", "map", "nope")
     assert missing.exit_code == 1 and "no code project named 'nope'" in missing.output
+
+
+def test_piped_output_keeps_long_lines_whole(run: Run, tmp_path: Path) -> None:
+    """Piped into a model (a hook), an 80-column wrap cut signatures onto new lines
+    that lost their indentation."""
+    signature = (
+        "pub fn a_function_with_a_rather_long_signature(first_argument: &str, "
+        "second_argument: usize, third: bool) -> Result<Vec<String>, std::io::Error>"
+    )
+    (tmp_path / "wrap").mkdir()
+    (tmp_path / "wrap" / "lib.rs").write_text(signature + " { Ok(vec![]) }\n")
+    assert run("code", "index", str(tmp_path / "wrap"), "--project", "wrap").exit_code == 0
+    assert run("code", "map", "wrap").stdout == f"lib.rs:\n  {signature}\n"
+    for args in (("code", "symbol", "a_function_with_a_rather_long_signature"),
+                 ("code", "search", "long signature", "--project", "wrap")):  # fmt: skip
+        shown = run(*args).stdout
+        assert f"\n  1 {signature}" in shown, shown  # the symbol's signature, a hit's code
+        assert "lib.rs:1 a_function_with_a_rather_long_signature (function)\n" in shown
