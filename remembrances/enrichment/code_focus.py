@@ -397,6 +397,10 @@ def _definition_item(symbol: CodeSymbol, root: str | None) -> ContextItem:
 _COMMENT = ("//", "/*", "*", "#", "--")
 #: Lines longer than this are minified code: the definition's own bytes are shown.
 _LONG_LINE = 1000
+#: A doc comment above a definition shows at most this many lines (its summary comes
+#: first); the rest is elided. rxjs's ``debounceTime`` has 57 lines of JSDoc, and the
+#: item's budget ran out before the signature.
+MAX_DOC_COMMENT_LINES = 8
 
 
 def _source_text(root: str | None, symbol: CodeSymbol) -> str:
@@ -418,7 +422,13 @@ def _source_text(root: str | None, symbol: CodeSymbol) -> str:
     if first and first not in "\n".join(own):
         while start > 1 and lines[start - 2].strip().startswith(_COMMENT):
             start -= 1
-    return "\n".join(lines[start - 1 : symbol.end_line])
+    comment = lines[start - 1 : symbol.start_line - 1]
+    if len(comment) > MAX_DOC_COMMENT_LINES:
+        kept = comment[: MAX_DOC_COMMENT_LINES - 1]
+        indent = comment[-1][: len(comment[-1]) - len(comment[-1].lstrip())]
+        left = len(comment) - len(kept)
+        comment = [*kept, f"{indent}… ({left} more lines of the doc comment)"]
+    return "\n".join([*comment, *own])
 
 
 def _uses_item(code: CodeIndexer, project: str, name: str) -> list[ContextItem]:

@@ -425,6 +425,23 @@ def test_a_definition_shows_its_doc_comment_and_a_minified_one_its_own_code(
     assert minified.text == "function f200(x){return x+200}"
 
 
+def test_a_long_doc_comment_leaves_room_for_the_definition(tmp_path: Path, location: str) -> None:
+    """rxjs's ``debounceTime`` has 57 lines of JSDoc: the item's budget went to them and
+    neither the signature nor the body was shown."""
+    doc = ["/**", " * Emits a value only after a particular time span has passed."]
+    doc += [f" * Detail line {i} about marbles and schedulers." for i in range(55)] + [" */"]
+    body = "  const dueTime = due + scheduler.now();\n  return dueTime;\n"
+    source = "\n".join(doc) + f"\nexport function debounceTime(due: number) {{\n{body}}}\n"
+    write(tmp_path / "rx", {"debounceTime.ts": source})
+    with remembrances.open(location, embedder=HashEmbedder(64)) as svc:
+        svc.code.index(tmp_path / "rx", project="rx")
+        item = ContextEnricher(svc).enrich("where does `debounceTime` compute the due time?")
+    text = item.items["code"][0].text
+    assert text.splitlines()[:2] == doc[:2]  # the summary stays
+    assert " … (51 more lines of the doc comment)" in text and "Detail line 54" not in text
+    assert "export function debounceTime(due: number) {" in text and "return dueTime;" in item.text
+
+
 def test_a_file_the_prompt_names_decides_among_same_named_definitions(
     tmp_path: Path, location: str
 ) -> None:
