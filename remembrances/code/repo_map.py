@@ -7,7 +7,8 @@ their neighbourhood ranks high. Each file's rank then flows along its edges to
 the definitions it uses, which ranks the symbols. The map is the longest prefix
 of the ranked definitions whose rendering fits the budget: ``path:`` lines with
 the signatures indented under them (enclosing classes included), the layout a
-model reads best.
+model reads best. Definitions in test files keep a tenth of their score, as in code
+search: a test suite's helpers are used by every test.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..store import Store
 from . import graph, tables
 from .checks import check_name, check_project_name
 from .pagerank import pagerank
+from .ranking import TEST_FILE_FACTOR, is_test
 from .tables import SymbolSpan
 
 DEFAULT_BUDGET_TOKENS = 1024
@@ -342,6 +344,13 @@ def _rank(
         totals = np.bincount(inverse.reshape(-1), weights=flow)
         for key, total in zip(keys.tolist(), totals.tolist(), strict=True):
             scores[(ids[key % nodes], edges.names[key // nodes])] = total
+    # A test suite's helpers are used by every test and led the map (greenlet's
+    # ``TestCase.setUp``): a test file's definitions keep TEST_FILE_FACTOR of their
+    # score, as in code search, unless the map is focused on that file.
+    demoted = {f for f in ids if f not in focus.files and is_test(files[f])}
+    for key in scores:
+        if key[0] in demoted:
+            scores[key] *= TEST_FILE_FACTOR
     # First the focus symbols, in the order given; then the focus files' own
     # top-level definitions (used ones first); then everything by rank.
     top = max(scores.values(), default=0.0) + 1.0
@@ -350,7 +359,8 @@ def _rank(
     for at, key in enumerate(focus.definitions):
         scores[key] = 3 * top + (len(focus.definitions) - at)
     ranked = sorted(((s, f, n) for (f, n), s in scores.items()), key=lambda t: (-t[0], t[1], t[2]))
-    return ranked, {f: float(rank[node_of[f]]) for f in ids}
+    kept = {f: TEST_FILE_FACTOR if f in demoted else 1.0 for f in ids}
+    return ranked, {f: float(rank[node_of[f]]) * kept[f] for f in ids}
 
 
 def _render(

@@ -198,6 +198,32 @@ def test_a_project_whose_files_stand_alone_is_mapped(code: CodeIndexer, tmp_path
     )
 
 
+def test_a_test_suites_helpers_come_after_the_library(code: CodeIndexer, tmp_path: Path) -> None:
+    """Every test uses the suite's helper, and it led the map (greenlet's TestCase.setUp)."""
+    files = {
+        "lib/switching.py": "def switch_to(target):\n    return target\n",
+        "lib/frames.py": "from lib.switching import switch_to\n\n\n"
+        "def run_frame(frame):\n    return switch_to(frame)\n",
+        "tests/helpers.py": "class SuiteCase:\n    def set_up_greenlets(self):\n        return 1\n",
+    }
+    for i in range(6):
+        files[f"tests/test_{i}.py"] = (
+            "from tests.helpers import SuiteCase\nfrom lib.frames import run_frame\n\n\n"
+            f"class Test{i}(SuiteCase):\n    def test_it(self):\n"
+            "        self.set_up_greenlets()\n        return SuiteCase, run_frame(1)\n"
+        )
+    write(tmp_path / "suite", files)
+    code.index(tmp_path / "suite", project="suite", embed=False)
+    paths = [f.path for f in code.repo_map("suite").files]
+    assert paths[:2] == ["lib/frames.py", "lib/switching.py"] or paths[:2] == [
+        "lib/switching.py",
+        "lib/frames.py",
+    ], paths
+    assert paths.index("tests/helpers.py") > 1
+    focused = code.repo_map("suite", focus=["tests/helpers.py"])
+    assert focused.text.startswith("tests/helpers.py:\n  class SuiteCase")  # asked for: first
+
+
 def test_budget_is_respected_and_a_smaller_map_is_a_prefix(code: CodeIndexer, calls: Path) -> None:
     code.index(calls, project="calls", embed=False)
     full = code.repo_map("calls", budget_tokens=1024)
