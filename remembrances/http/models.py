@@ -121,7 +121,10 @@ class ConversationRequest(Body):
     session: str = Field(description="The conversation's id; logging it again adds new turns.")
     user: str | None = Field(None, description="Whose conversation it is (for scoped searches).")
     at: str | float | None = Field(
-        None, description="When messages without a time happened (ISO 8601 or epoch seconds)."
+        None,
+        description="When messages without a time happened (ISO 8601 or epoch seconds). "
+        "It does not make them new: messages that repeat the session's last ones are taken "
+        "for a re-send unless each has its own 'at'.",
     )
     metadata: dict[str, Any] | None = Field(None, description="Metadata for every turn.")
 

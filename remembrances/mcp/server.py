@@ -302,12 +302,23 @@ def build_server(
         session: Annotated[str, Field(description="The conversation's id.")],
         user: Annotated[str | None, Field(description="Whose conversation it is.")] = None,
         at: Annotated[
-            str | None, Field(description="When messages without a time happened; default now.")
+            str | None,
+            Field(
+                description="When messages without a time happened; default now. It does "
+                "not make them new: messages repeating the session's last ones are taken for "
+                "a re-send unless each has its own 'at'."
+            ),
+        ] = None,
+        metadata: Annotated[
+            dict[str, Any] | None,
+            Field(description="Metadata for every turn (a message's own is merged over it)."),
         ] = None,
     ) -> CallToolResult:
         """Remember a conversation: each message becomes a turn of the session; sending the
         whole transcript again adds only the new turns."""
-        logged = svc.events.log_conversation(messages, session=session, user=user, at=at)
+        logged = svc.events.log_conversation(
+            messages, session=session, user=user, at=at, metadata=metadata
+        )
         message = (
             f"session {logged.session}: {len(logged.added)} turn(s) added, "
             f"{logged.already_stored} already stored"

@@ -311,11 +311,12 @@ def test_conversation_tool(drive: Drive) -> None:
             {"role": "assistant", "content": [{"type": "text", "text": "What will you make?"}]},
             {"role": "user", "content": "A blue plate."},
         ]
-        logged = await call(
-            session, "events_log_conversation", messages=messages, session="chat-1", user="mel"
-        )
+        logged = await call(session, "events_log_conversation", messages=messages,
+                            session="chat-1", user="mel", metadata={"app": "pottery"})  # fmt: skip
         assert not logged.is_error, text_of(logged)
         assert logged.structured_content["added"] == 3 and "3 turn(s) added" in text_of(logged)
+        turns = logged.structured_content["events"]
+        assert [t["metadata"]["app"] for t in turns] == ["pottery"] * 3
         again = await call(
             session, "events_log_conversation", messages=messages, session="chat-1", user="mel"
         )
