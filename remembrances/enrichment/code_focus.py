@@ -304,8 +304,8 @@ def _definitions(
     name is defined in several places, a file the prompt names decides first
     (``UserService.find`` in ``ts/userService.ts``), then the prompt's other words
     (``cp1252`` picks ``encodings/cp1252.py``), then the last definition of a
-    name in its file (the one that runs: ``@overload`` stubs and TypeScript overload
-    signatures come before the implementation), then a definition whose
+    name and kind in its file (the one that runs: ``@overload`` stubs and TypeScript
+    overload signatures come before the implementation), then a definition whose
     qualified name is the name itself (``Pool`` means the class ``Pool`` before
     the method ``BaseContext.Pool``), then classes and functions, then code
     outside tests, then the definition in the file most other files use (the
@@ -325,9 +325,11 @@ def _definitions(
             counts = file_users(project, {s.path for s in found if s.project == project})
             users.update({(project, path): n for path, n in counts.items()})
     kinds = {"class": 0, "function": 0, "method": 0, "struct": 0, "interface": 0}
-    last: dict[tuple[str, str, str], int] = {}
+    # The last of a kind: a Rust struct and its impl blocks share a name, and the
+    # struct is the definition (the last rule is for overloads, which share a kind).
+    last: dict[tuple[str, str, str, str], int] = {}
     for s in found:
-        where = (s.project, s.path, s.qualified_name)
+        where = (s.project, s.path, s.qualified_name, s.kind)
         last[where] = max(last.get(where, 0), s.start_line)
     named = [p.replace("\\", "/").lstrip("/") for p in paths or []]
 
@@ -340,7 +342,7 @@ def _definitions(
         key=lambda s: (
             not in_named_file(s),
             -len((words - own) & _words(f"{s.path} {s.qualified_name}")),
-            s.start_line < last[(s.project, s.path, s.qualified_name)],
+            s.start_line < last[(s.project, s.path, s.qualified_name, s.kind)],
             s.qualified_name != name,
             kinds.get(s.kind, 1),
             s.path.count("test"),
@@ -395,6 +397,7 @@ def _definition_item(symbol: CodeSymbol, root: str | None) -> ContextItem:
 
 #: How a line of a comment block starts (the doc comment above a definition).
 _COMMENT = ("//", "/*", "*", "#", "--")
+_COMMENT_OPENERS = ("//", "/*", "#", "--")
 #: Lines longer than this are minified code: the definition's own bytes are shown.
 _LONG_LINE = 1000
 #: A doc comment above a definition shows at most this many lines (its summary comes
@@ -423,6 +426,10 @@ def _source_text(root: str | None, symbol: CodeSymbol) -> str:
         while start > 1 and lines[start - 2].strip().startswith(_COMMENT):
             start -= 1
     comment = lines[start - 1 : symbol.start_line - 1]
+    # From a line that opens a comment: the walk up stops at a block comment's line
+    # without a star, and its "*/" alone was shown above the definition.
+    while comment and not comment[0].strip().startswith(_COMMENT_OPENERS):
+        comment = comment[1:]
     if len(comment) > MAX_DOC_COMMENT_LINES:
         kept = comment[: MAX_DOC_COMMENT_LINES - 1]
         indent = comment[-1][: len(comment[-1]) - len(comment[-1].lstrip())]

@@ -442,6 +442,45 @@ def test_a_long_doc_comment_leaves_room_for_the_definition(tmp_path: Path, locat
     assert "export function debounceTime(due: number) {" in text and "return dueTime;" in item.text
 
 
+def test_only_the_doc_comment_itself_is_shown_above_a_definition(
+    tmp_path: Path, location: str
+) -> None:
+    """A block comment whose lines do not all start with ``*`` ended in a stray ``*/``
+    above the declaration (greenlet's TGreenlet.hpp)."""
+    source = (
+        "/*\n   Licence text, lines without a star.\n   More of it.\n*/\n"
+        "/// Switches to this greenlet.\nint switch_to(int target);\n"
+        "/*\n   A note about the next one,\n   written without stars.\n */\n"
+        "int plain(int x);\n"
+    )
+    write(tmp_path / "gl", {"greenlet.hpp": source})
+    with remembrances.open(location, embedder=HashEmbedder(64)) as svc:
+        svc.code.index(tmp_path / "gl", project="gl")
+        enricher = ContextEnricher(svc)
+        documented = enricher.enrich("what does `switch_to` do?").items["code"][0].text
+        bare = enricher.enrich("what does `plain` return?").items["code"][0].text
+    assert documented == "/// Switches to this greenlet.\nint switch_to(int target);"
+    assert bare == "int plain(int x);", bare
+
+
+def test_a_rust_struct_comes_before_its_impl_blocks(tmp_path: Path, location: str) -> None:
+    """The struct and its impl blocks share a name; "the last definition in its file"
+    (the rule for overloads) showed two impl blocks and listed the struct elsewhere."""
+    source = (
+        "/// Reads JSON from any reader, a byte at a time.\n"
+        "pub struct IoRead<R> {\n    iter: LineColIterator<R>,\n}\n\n"
+        "impl<R> IoRead<R> {\n    pub fn new(reader: R) -> Self { todo!() }\n}\n\n"
+        "impl<R: io::Read> Read for IoRead<R> {\n    fn next(&mut self) -> u8 { 0 }\n}\n\n"
+        "impl<R> Drop for IoRead<R> {\n    fn drop(&mut self) {}\n}\n"
+    )
+    write(tmp_path / "serde", {"src/read.rs": source})
+    with remembrances.open(location, embedder=HashEmbedder(64)) as svc:
+        svc.code.index(tmp_path / "serde", project="serde")
+        items = ContextEnricher(svc).enrich("why is `IoRead` slow on a file?").items["code"]
+    shown = [i.origin for i in items if i.origin.startswith("[serde] src/")]
+    assert shown[0] == "[serde] src/read.rs:2-4 IoRead (struct)", shown
+
+
 def test_a_file_the_prompt_names_decides_among_same_named_definitions(
     tmp_path: Path, location: str
 ) -> None:
