@@ -433,12 +433,15 @@ def _next_readable(conn: Connection, batch: str, last: int) -> int | None:
             return False
         return True
 
+    # From 0 when nothing was read yet: ids are positive, and doubling from -2**63
+    # stepped from 0 straight past every id, so damage on a table's first page lost it all.
+    origin = max(last, 0)
     step = 1
-    while last + step < _SEARCH_LIMIT and not works(last + step):
+    while origin + step < _SEARCH_LIMIT and not works(origin + step):
         step *= 2
-    if last + step >= _SEARCH_LIMIT:
+    if origin + step >= _SEARCH_LIMIT:
         return None
-    low, high = last + step // 2, last + step  # low fails (or is last), high works
+    low, high = origin + step // 2, origin + step  # low fails (or is origin), high works
     while high - low > 1:
         middle = (low + high) // 2
         if works(middle):

@@ -36,8 +36,9 @@ def _memory(path: Path) -> int:
         return memory.store.count()
 
 
-def _damage(path: Path, table: str = "chunks", pages: int = 3) -> None:
-    """Overwrite some of ``table``'s leaf pages in the middle of the file with garbage."""
+def _damage(path: Path, table: str = "chunks", pages: int = 3, *, first: bool = False) -> None:
+    """Overwrite some of ``table``'s leaf pages in the middle of the file (its first
+    ones with ``first``) with garbage."""
     conn = apsw.Connection(str(path))
     size = conn.execute("PRAGMA page_size").fetchone()[0]
     leaves = [
@@ -49,7 +50,7 @@ def _damage(path: Path, table: str = "chunks", pages: int = 3) -> None:
     ]
     conn.close()
     assert len(leaves) > pages + 4
-    middle = len(leaves) // 2
+    middle = 0 if first else len(leaves) // 2
     with path.open("r+b") as handle:
         for page in leaves[middle : middle + pages]:
             handle.seek((page - 1) * size)
@@ -150,6 +151,20 @@ def test_recover_saves_every_readable_row_into_a_working_memory(
             assert hits and hits[0].source == f"note{i}.md", i
         assert memory.events.count() == 5
     assert _run(out, "check", "--recover", str(out)).exit_code != 0  # never overwrites
+
+
+def test_damage_on_a_tables_first_page_loses_only_that_page(tmp_path: Path) -> None:
+    """The search for the next readable row started at -2**63 and, doubling, stepped
+    from 0 past every id: check counted 0 chunks and recover saved none."""
+    path = tmp_path / "first.db"
+    before = _memory(path)
+    _damage(path, pages=1, first=True)
+    data = json.loads(_run(path, "check", "--json").stdout)
+    assert before - 10 < data["readable"]["chunks"] < before
+    out = tmp_path / "saved.db"
+    assert _run(path, "check", "--recover", str(out)).exit_code == 0
+    with remembrances.open(out) as memory:
+        assert before - 10 < memory.store.count() <= before
 
 
 def test_recover_refuses_an_existing_target(damaged: Path, tmp_path: Path) -> None:
