@@ -119,14 +119,27 @@ def add(
     default=None,
     help="Skip files larger than this [default: 10000000].",
 )
+@click.option(
+    "--include-hidden",
+    is_flag=True,
+    help="Also ingest hidden files and folders (names starting with '.'); an ingest "
+    "without it leaves their documents as they are.",
+)
 @json_option
 @pass_state
 def ingest(
-    state: State, path: Path, collection: str, patterns: tuple[str, ...], max_bytes: int | None
+    state: State,
+    path: Path,
+    collection: str,
+    patterns: tuple[str, ...],
+    max_bytes: int | None,
+    include_hidden: bool,
 ) -> None:
     """Ingest a file or directory tree; unchanged files are skipped, deleted ones removed."""
     knowledge = state.service(create=True).kb
     extra: dict[str, Any] = {} if max_bytes is None else {"max_bytes": max_bytes}
+    if include_hidden:  # only when asked: an older server refuses the field
+        extra["include_hidden"] = True
     with state.out.progress(f"ingesting {path}") as bar:
         report = knowledge.ingest(
             path, collection=collection, patterns=list(patterns) or None, **extra, progress=bar

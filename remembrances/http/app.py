@@ -342,7 +342,14 @@ def build_app(
     def kb_ingest(req: m.IngestRequest) -> Any:
         """Ingest a file or directory tree the server can read (inside its allowed roots)."""
         target = allowed.check(req.path)
-        return record(svc.kb.ingest(target, collection=req.collection, patterns=req.patterns))
+        return record(
+            svc.kb.ingest(
+                target,
+                collection=req.collection,
+                patterns=req.patterns,
+                include_hidden=req.include_hidden,
+            )
+        )
 
     @v1.post("/kb/search", tags=["kb"])
     def kb_search(req: m.KBSearchRequest) -> Any:

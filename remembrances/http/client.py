@@ -135,10 +135,13 @@ class _KB:
         return None if source is None else str(source)
 
     def ingest(self, path: str | Path, *, collection: str = "default",
-               patterns: Sequence[str] | None = None,
+               patterns: Sequence[str] | None = None, include_hidden: bool = False,
                progress: Progress | None = None) -> Any:  # fmt: skip
         """The server reports no progress: a bar given as ``progress`` stays indeterminate."""
-        body = {"path": _absolute(path), "collection": collection, "patterns": patterns}
+        body: dict[str, Any] = {"path": _absolute(path), "collection": collection,
+                                "patterns": patterns}  # fmt: skip
+        if include_hidden:  # only when asked: an older server refuses the field
+            body["include_hidden"] = True
         return self._c.call("POST", "/v1/kb/ingest", body)
 
     def search(self, query: str, *, limit: int = 5, collection: str | None = None,

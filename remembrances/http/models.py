@@ -77,6 +77,9 @@ class IngestRequest(Body):
     path: str = Field(description="A file or directory inside the server's allowed roots.")
     collection: str = "default"
     patterns: list[str] | None = Field(None, description="Only files matching these globs.")
+    include_hidden: bool = Field(
+        False, description="Also hidden files and folders (names starting with '.')."
+    )
 
 
 class KBSearchRequest(Body):

@@ -195,6 +195,8 @@ def ingest(
             continue
         if key in visible and not _was_skipped(key, root, report):
             continue  # still there, just not selected by these patterns
+        if not include_hidden and _is_hidden(key, root) and Path(key).is_file():
+            continue  # still there, ingested with include_hidden: not this ingest's to drop
         kb.delete(row["source"], collection=collection)
         report.removed.append(_relative(key, root))
     return report
@@ -306,6 +308,11 @@ def _same_stat(path: Path, row: Mapping[str, Any]) -> bool:
 def _was_skipped(key: str, root: Path, report: IngestReport) -> bool:
     relative = _relative(key, root)
     return any(s.path == relative for s in report.skipped)
+
+
+def _is_hidden(key: str, root: Path) -> bool:
+    """Whether a file under ``root`` is hidden there (a part of its path starts with ".")."""
+    return any(part.startswith(".") for part in Path(_relative(key, root)).parts)
 
 
 def _relative(key: str, root: Path) -> str:

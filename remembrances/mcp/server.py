@@ -207,11 +207,17 @@ def build_server(
         path: Annotated[str, Field(description="A file or directory inside the allowed roots.")],
         collection: str = "default",
         patterns: list[str] | None = None,
+        include_hidden: Annotated[
+            bool,
+            Field(description="Also hidden files and folders (names starting with '.')."),
+        ] = False,
     ) -> CallToolResult:
         """Ingest a file or a directory tree of text documents (Markdown, text, reST...);
         unchanged files are skipped, deleted ones removed."""
         target = allowed.check(path)
-        report = svc.kb.ingest(target, collection=collection, patterns=patterns)
+        report = svc.kb.ingest(
+            target, collection=collection, patterns=patterns, include_hidden=include_hidden
+        )
         return _summary(report)
 
     @tool(READ)

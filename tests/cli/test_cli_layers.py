@@ -75,6 +75,17 @@ def test_kb_ingest_human_output_lists_skipped_files(run: Run, notes: Path) -> No
     assert "skipped blob.md" in result.stdout
 
 
+def test_kb_ingest_takes_hidden_files_on_request(run: Run, tmp_path: Path) -> None:
+    (tmp_path / "n" / ".private").mkdir(parents=True)
+    (tmp_path / "n" / "a.md").write_text("# A\n\nalpha\n")
+    (tmp_path / "n" / ".private" / "s.md").write_text("# S\n\nsecret\n")
+    plain = as_json(run("kb", "ingest", str(tmp_path / "n"), "--json"))
+    assert plain["added"] == ["a.md"]
+    hidden = as_json(run("kb", "ingest", str(tmp_path / "n"), "--include-hidden", "--json"))
+    assert hidden["added"] == [".private/s.md"]
+    assert as_json(run("kb", "ingest", str(tmp_path / "n"), "--json"))["removed"] == []
+
+
 def test_kb_ingest_refuses_patterns_that_cannot_select_a_file(run: Run, notes: Path) -> None:
     for pattern in ("\\", "", "# docs"):
         result = run("kb", "ingest", str(notes), "--pattern", pattern)

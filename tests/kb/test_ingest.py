@@ -94,6 +94,22 @@ def test_patterns_choose_the_files(kb: KnowledgeBase, notes: Path) -> None:
     assert kb.count() == 3
 
 
+def test_hidden_files_ingested_on_request_stay_until_their_files_go(
+    kb: KnowledgeBase, notes: Path
+) -> None:
+    """A plain ingest after one with ``include_hidden`` removed the hidden documents,
+    where other patterns keep the documents of files they do not select."""
+    write(notes / ".private" / "keys.md", "# Keys\n\nThe vault key rotates monthly.\n")
+    first = kb.ingest(notes, include_hidden=True)
+    assert {".hidden.md", ".private/keys.md"} <= set(first.added)
+    again = kb.ingest(notes)
+    assert again.removed == [] and kb.count() == len(first.added)
+    (notes / ".private" / "keys.md").unlink()
+    gone = kb.ingest(notes)
+    assert gone.removed == [".private/keys.md"]
+    assert [d.source for d in kb.list() if d.source.startswith(".")] == [".hidden.md"]
+
+
 def test_a_second_pass_costs_nothing(
     kb: KnowledgeBase, notes: Path, embedder: HashEmbedder
 ) -> None:
