@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _SPACES = re.compile(r"\s+")
+#: A Markdown heading line and the code index's elision of a section's subsections:
+#: the same text as a KB passage and as a code section differs only by them.
+_HEADING = re.compile(r"^ {0,3}#{1,6}\s.*$|\s…$", re.MULTILINE)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -306,7 +309,9 @@ class ContextEnricher:
             for item in items:
                 if item.score is not None and item.score < threshold * ITEM_FLOOR:
                     continue
-                normal = _SPACES.sub(" ", item.text).strip().lower()
+                normal = _normal(
+                    item.text, prose=item.source == "kb" or item.language == "markdown"
+                )
                 if item.key in seen_keys or any(normal in t for t in seen_texts):
                     continue
                 seen_keys.add(item.key)
@@ -356,3 +361,13 @@ def _collections(value: str | Sequence[str]) -> tuple[str, ...]:
     if not names:
         raise InvalidInputError("collections is an empty list; pass None for every collection")
     return tuple(dict.fromkeys(check_name(name, "collection") for name in names))
+
+
+def _normal(text: str, *, prose: bool) -> str:
+    """``text`` as compared for repeats: spaced and cased alike, and ``prose`` (a KB
+    passage, a Markdown section) without its headings. A repository's docs are in the
+    KB and, as sections, in the code index: a passage was told twice, once under each."""
+    body = _HEADING.sub(" ", text) if prose else text
+    if len(body.strip()) < 20:  # little but headings: compare the text as it is
+        body = text
+    return _SPACES.sub(" ", body).strip().lower()

@@ -247,6 +247,29 @@ def test_duplicates_are_removed(location: str) -> None:
     assert len(texts) < 4  # two documents of two chunks each, minus the copies
 
 
+def test_a_repositorys_doc_is_told_once_not_as_a_passage_and_a_section(
+    tmp_path: Path, location: str
+) -> None:
+    """Docs ingested into the KB are also sections in the code index of their repository."""
+    (tmp_path / "proj" / "docs").mkdir(parents=True)
+    (tmp_path / "proj" / "docs" / "deploy.md").write_text(
+        "# Deploying\n\nDeploys run from the release branch every Friday, staging first.\n\n"
+        "## Rollbacks\n\nTo roll back, run make rollback with the version; images stay 7 days.\n"
+    )
+    (tmp_path / "proj" / "app.py").write_text(
+        "# deploy it\ndef deploy(version):\n    return version\n"
+    )
+    with remembrances.open(location, embedder="local") as svc:
+        svc.kb.ingest(tmp_path / "proj" / "docs")
+        svc.code.index(tmp_path / "proj", project="proj")
+        result = svc.enricher.enrich("how do I roll back a deploy?")
+    kb = "\n".join(i.text for i in result.items["kb"])
+    assert "run make rollback" in kb
+    code = [i.origin for i in result.items.get("code", [])]
+    assert not [o for o in code if "docs/deploy.md" in o], code
+    assert result.text.count("run make rollback") == 1
+
+
 @pytest.mark.parametrize(
     ("max_chars", "section_chars", "item_chars"),
     [(150, None, None), (400, 200, None), (900, 300, 120), (3000, 1000, 600), (6000, 3000, 1500)],
