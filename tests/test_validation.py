@@ -130,6 +130,11 @@ def test_user_and_session_ids_with_whitespace_around_them_are_refused_not_trimme
             events.count(user=spaced)
         with pytest.raises(InvalidInputError, match="whitespace around it"):
             events.log_conversation([{"role": "user", "content": "hi"}], session="s2", user=spaced)
+    for invisible in ("ana\u200b", "\ufeffana", "\u200b", "ana\u2060"):
+        with pytest.raises(InvalidInputError, match="invisible character"):
+            events.log_conversation(
+                [{"role": "user", "content": "hi"}], session="s3", user=invisible
+            )
     assert events.count() == 1 and list(events.sessions()) == ["s1"]
     assert [e.content for e in events.search("what is my PIN?", user="ana")] == ["my PIN is 4321"]
 

@@ -431,10 +431,11 @@ def _source_text(root: str | None, symbol: CodeSymbol) -> str:
     while comment and not comment[0].strip().startswith(_COMMENT_OPENERS):
         comment = comment[1:]
     if len(comment) > MAX_DOC_COMMENT_LINES:
-        kept = comment[: MAX_DOC_COMMENT_LINES - 1]
+        # its first lines and its last (a "*/" closes the block before the code)
+        kept = comment[: MAX_DOC_COMMENT_LINES - 2]
         indent = comment[-1][: len(comment[-1]) - len(comment[-1].lstrip())]
-        left = len(comment) - len(kept)
-        comment = [*kept, f"{indent}… ({left} more lines of the doc comment)"]
+        left = len(comment) - len(kept) - 1
+        comment = [*kept, f"{indent}… ({left} more lines of the doc comment)", comment[-1]]
     return "\n".join([*comment, *own])
 
 

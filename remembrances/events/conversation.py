@@ -14,6 +14,7 @@ framework holds it.
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -106,7 +107,8 @@ def scope_name(value: Any, what: str) -> str:
     """A session or user id: a short, non-blank string, matched exactly.
 
     Whitespace around it is refused, not trimmed: an id says whose memory a call
-    reads, and trimmed, "ana\u00a0" registered by someone else read ana's.
+    reads, and trimmed, "ana\u00a0" registered by someone else read ana's. So is an
+    invisible (format) character at an end: "ana\u200b" would be a second "ana".
     """
     name = check_name(value, what, limit=MAX_NAME_CHARS, strip=True)
     if name != value:
@@ -114,6 +116,12 @@ def scope_name(value: Any, what: str) -> str:
             f"{what} {value!r} has whitespace around it; ids are matched exactly, "
             f"so pass {name!r} (or keep such ids out of user input)"
         )
+    for end in (name[0], name[-1]):  # zero-width and other format characters
+        if unicodedata.category(end) == "Cf":
+            raise InvalidInputError(
+                f"{what} {value!r} has an invisible character (U+{ord(end):04X}) at an end; "
+                "ids are matched exactly, so remove it"
+            )
     return name
 
 

@@ -327,7 +327,9 @@ class EventLog:
                     self.store.write_source(
                         KIND, COLLECTION, str(event_id), Prepared([prepared_chunk])
                     )
-            existing = self._stored(unique)
+                # read in the write: deleted by another process once committed, they
+                # were a KeyError here
+                existing = self._stored(unique, tx)
         return [existing[p.dedup_key] for p in pending]
 
     def log_conversation(
@@ -367,10 +369,14 @@ class EventLog:
             owners = {e.user for e in stored}
             if stored and owners != {user}:
                 # Whose it is is not told: the caller may be another user's agent.
-                owner = "no user" if owners == {None} else "another user"
+                if owners == {None}:
+                    mismatch = f"belongs to no user, not {whose(user)}"
+                elif user is None:
+                    mismatch = "belongs to a user, and none was given"
+                else:
+                    mismatch = f"belongs to another user, not {whose(user)}"
                 raise InvalidInputError(
-                    f"session {session!r} belongs to {owner}, not {whose(user)}; "
-                    "pass the same user, or use another session id"
+                    f"session {session!r} {mismatch}; pass the same user, or use another session id"
                 )
             history = sorted(
                 [
@@ -439,7 +445,7 @@ class EventLog:
                     )
                     ids.append(event_id)
                     self.store.write_source(KIND, COLLECTION, str(event_id), Prepared([chunk]))
-            added = self._by_ids(ids)
+                added = {int(r["id"]): _event(r) for r in self._table.by_ids(tx, ids)}
             return LoggedConversation(
                 session, user, [added[i] for i in ids], len(turns) - len(new), skipped
             )
@@ -590,11 +596,14 @@ class EventLog:
             legacy_key=None if user is None else dedup_key(subject, content, occurred_us),
         )
 
-    def _stored(self, pending: Sequence[_Pending]) -> dict[str, Event]:
-        """The events already stored for ``pending``, by their keys; a user's event
-        logged before keys named the user is found by its old key, when it is theirs."""
+    def _stored(
+        self, pending: Sequence[_Pending], tx: Transaction | None = None
+    ) -> dict[str, Event]:
+        """The events already stored for ``pending``, by their keys (read in ``tx`` when
+        given); a user's event logged before keys named the user is found by its old
+        key, when it is theirs."""
         keys = [p.dedup_key for p in pending] + [p.legacy_key for p in pending if p.legacy_key]
-        found = self._by_keys(keys)
+        found = self._by_keys(keys, tx)
         stored: dict[str, Event] = {}
         for p in pending:
             event = found.get(p.dedup_key)
@@ -605,14 +614,13 @@ class EventLog:
                 stored[p.dedup_key] = event
         return stored
 
-    def _by_keys(self, keys: Sequence[str]) -> dict[str, Event]:
-        found: dict[str, Event] = {}
+    def _by_keys(self, keys: Sequence[str], tx: Transaction | None = None) -> dict[str, Event]:
+        if tx is not None:
+            return {row["dedup_key"]: _event(row) for row in self._table.by_keys(tx, keys)}
         if not self._has_tables:
-            return found
-        with self.store.snapshot() as tx:
-            for row in self._table.by_keys(tx, keys):
-                found[row["dedup_key"]] = _event(row)
-        return found
+            return {}
+        with self.store.snapshot() as snapshot:
+            return self._by_keys(keys, snapshot)
 
     def delete(self, event_id: int) -> bool:
         """Delete one event, and its cached vector unless other text shares it (its key

@@ -20,6 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from pydantic_core import PydanticSerializationError
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from ..code.reader import MAX_REFERENCES, MAX_SYMBOLS
@@ -105,8 +106,8 @@ async def each_name_once(request: Request) -> None:
     raw = await request.body()
     if b'"' not in raw:  # no object with a key to repeat
         return
-    try:
-        json.loads(raw, object_pairs_hook=_each_key_once)
+    try:  # in a worker thread: a 16 MB body takes a few tenths of a second to read again
+        await run_in_threadpool(json.loads, raw, object_pairs_hook=_each_key_once)
     except _RepeatedField as exc:
         message = f"field {exc.name!r} given more than once in an object; give each field once"
         raise RequestValidationError([{"loc": ("body",), "msg": message}]) from None

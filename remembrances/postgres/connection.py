@@ -178,13 +178,14 @@ class PostgresTransaction:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Rows:
         cursor = self.connection.cursor(row_factory=_row_factory)
+        if params and _deletes(sql) and any(_holds_nul(p) for p in params):
+            # nothing stored holds a NUL, so nothing matches: deleted nothing, as on
+            # SQLite (made U+FFFF as a lookup's is, it deleted a name holding U+FFFF)
+            self._changes = 0
+            return Rows(cursor)
         try:
             if params:
-                values = (
-                    [_never_stored(p) for p in params]
-                    if self.reading or _looks_up(sql)
-                    else list(params)
-                )
+                values = [_never_stored(p) for p in params] if self.reading else list(params)
                 cursor.execute(translate(sql), values)
             else:  # no parameters: a script of several statements may run at once
                 cursor.execute(sql.encode("utf-8"))
@@ -208,10 +209,14 @@ class PostgresTransaction:
         return self._changes
 
 
-def _looks_up(sql: str) -> bool:
-    """A statement whose parameters only select rows: a NUL in them matches nothing,
-    so a delete with one deletes nothing, as on SQLite, instead of being refused."""
-    return sql.lstrip()[:6].upper() in ("SELECT", "DELETE")
+def _deletes(sql: str) -> bool:
+    return sql.lstrip()[:6].upper() == "DELETE"
+
+
+def _holds_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    return isinstance(value, list) and any(_holds_nul(v) for v in value)
 
 
 def _never_stored(value: Any) -> Any:

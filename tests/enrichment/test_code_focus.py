@@ -440,7 +440,8 @@ def test_a_long_doc_comment_leaves_room_for_the_definition(tmp_path: Path, locat
         item = ContextEnricher(svc).enrich("where does `debounceTime` compute the due time?")
     text = item.items["code"][0].text
     assert text.splitlines()[:2] == doc[:2]  # the summary stays
-    assert " … (51 more lines of the doc comment)" in text and "Detail line 54" not in text
+    assert " … (51 more lines of the doc comment)\n */\nexport function" in text
+    assert "Detail line 53" not in text
     assert "export function debounceTime(due: number) {" in text and "return dueTime;" in item.text
 
 

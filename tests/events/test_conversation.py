@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+import remembrances
 from remembrances import InvalidInputError, Store
 from remembrances.embeddings import HashEmbedder
 from remembrances.events import EventLog, conversation
@@ -779,3 +781,33 @@ def test_turns_pruned_meanwhile_are_not_written_back(location: str) -> None:
         )
         assert [(t.position, t.content) for t in logged.added] == [(4, "from A")]
         assert [t.content for t in log.turns("s")] == ["from A"]
+
+
+def test_events_deleted_by_another_process_once_logged_are_returned_not_a_key_error(
+    tmp_path: Path,
+) -> None:
+    """The logged events were read back after the commit, and a forget in another
+    process in between made log_conversation and log_many raise a bare KeyError.
+    SQLite calls a connection's WAL hook after each commit, its write lock released:
+    there the other process deletes what was just logged."""
+    path = tmp_path / "race.db"
+    with (
+        remembrances.open(path, embedder=HashEmbedder(64)) as svc,
+        remembrances.open(path, embedder=HashEmbedder(64)) as other,
+    ):
+        svc.events.log("warm up", user="bob")  # the tables exist, for both connections
+        forgotten: list[int] = []
+
+        def after_commit(_conn: object, _db: str, _pages: int) -> int:
+            forgotten.append(other.events.forget_user("ana"))
+            return 0  # SQLITE_OK
+
+        svc.store.db.conn.set_wal_hook(after_commit)
+        logged = svc.events.log_conversation(
+            [{"role": "user", "content": "my locker code is 4417"}], session="s", user="ana"
+        )
+        assert [e.content for e in logged.added] == ["my locker code is 4417"]
+        many = svc.events.log_many([{"content": "ana moved to Oslo", "user": "ana"}])
+        assert [e.content for e in many] == ["ana moved to Oslo"]
+        svc.store.db.conn.set_wal_hook(None)
+        assert 1 in forgotten and svc.events.count(user="ana") == 0  # the race did happen

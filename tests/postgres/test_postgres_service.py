@@ -55,6 +55,14 @@ def test_a_lookup_with_a_nul_finds_nothing_on_both_engines(
             assert svc.kb.delete_collection("default\x00") == 0
             assert svc.store.delete_source("kb", "d.md\x00") == 0
             assert svc.kb.get("d.md").text == "deploy notes"
+            # not even a name with U+FFFF in that place, which a lookup reads NUL as
+            svc.kb.add("keep me", source="a\uffff")
+            svc.kb.add("keep me too", source="doc", collection="c\uffff")
+            assert svc.kb.delete("a\x00") is False
+            assert svc.kb.delete("doc", collection="c\x00") is False
+            assert svc.kb.delete_collection("c\x00") == 0
+            assert svc.kb.get("doc", collection="c\uffff").text == "keep me too"
+            assert svc.kb.get("a\uffff").text == "keep me"
     with (
         remembrances.open(postgres_url) as svc,
         pytest.raises(InvalidInputError, match="cannot store text with NUL"),
