@@ -30,8 +30,14 @@ from ..storage.transaction import Dialect, Transaction
 #: A name defined in more files than this (``__init__``, ``run``, ``main``) says
 #: nothing about which one a use means; it gets no edges.
 MAX_DEFINERS = 25
-#: Sections of a document are symbols too, but nobody calls them.
-_NOT_DEFINITIONS = ("section",)
+#: Sections of a document are symbols too, but nobody calls them; a Rust ``impl`` block
+#: or a Swift ``extension`` is named after the type it adds to, and a use of that name
+#: means the type (counted as definers, serde_json's twelve ``impl Value`` blocks made
+#: ``Value`` a generic name, and the enum fell out of the map).
+_NOT_DEFINITIONS = ("section", "impl", "extension")
+#: Kinds that, inside an impl block, name a trait's member, not a type of their own
+#: (``type Value = Map;`` in ``impl Deserializer for Map``).
+_IMPL_MEMBERS = ("type", "constant")
 #: A definition inside a function is local to it: no other file can use it.
 _LOCAL_SCOPES = ("function", "method")
 #: A module that defines ``str`` or ``open`` is not what every ``str(x)`` means.
@@ -60,6 +66,7 @@ LEFT JOIN code_symbols g ON g.file_id = s.file_id AND g.position = p.parent
 """
 _USABLE = f"""
 s.kind NOT IN ({_quoted(_NOT_DEFINITIONS)})
+  AND NOT (s.kind IN ({_quoted(_IMPL_MEMBERS)}) AND coalesce(p.kind, '') = 'impl')
   AND coalesce(p.kind, '') NOT IN ({_quoted(_LOCAL_SCOPES)})
   AND coalesce(g.kind, '') NOT IN ({_quoted(_LOCAL_SCOPES)})
 """

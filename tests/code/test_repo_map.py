@@ -224,6 +224,22 @@ def test_a_test_suites_helpers_come_after_the_library(code: CodeIndexer, tmp_pat
     assert focused.text.startswith("tests/helpers.py:\n  class SuiteCase")  # asked for: first
 
 
+def test_impl_blocks_are_not_definitions_of_their_type(code: CodeIndexer, tmp_path: Path) -> None:
+    """serde_json's ``Value``: twelve files held ``impl ... Value`` blocks or an
+    associated ``type Value``, so the name counted as generic and the enum fell out."""
+    files = {"src/value.rs": "pub enum Value {\n    Null,\n    Bool(bool),\n}\n"}
+    for i in range(7):
+        files[f"src/impl{i}.rs"] = (
+            f"impl From<u{i}> for Value {{\n    fn from(n: u{i}) -> Value {{ Value::Null }}\n}}\n\n"
+            f"impl Reader{i} {{\n    type Value = Value;\n}}\n"
+        )
+    files["src/main.rs"] = "fn main() {\n    let v: Value = Value::Null;\n    show(v);\n}\n"
+    write(tmp_path / "serde", files)
+    code.index(tmp_path / "serde", project="serde", embed=False)
+    lines = code.repo_map("serde", budget_tokens=60).text.splitlines()
+    assert lines[:2] == ["src/value.rs:", "  pub enum Value"], lines
+
+
 def test_budget_is_respected_and_a_smaller_map_is_a_prefix(code: CodeIndexer, calls: Path) -> None:
     code.index(calls, project="calls", embed=False)
     full = code.repo_map("calls", budget_tokens=1024)
