@@ -122,6 +122,7 @@ _DEFINITIONS: dict[str, str] = {
     """,
     "c": """
         (function_definition) @def
+        (declaration declarator: [(function_declarator) (pointer_declarator)]) @def
         (struct_specifier name: (_) body: (_)) @def
         (union_specifier name: (_) body: (_)) @def
         (enum_specifier name: (_) body: (_)) @def
@@ -131,8 +132,10 @@ _DEFINITIONS: dict[str, str] = {
     """,
     "cpp": """
         (function_definition) @def
-        (field_declaration declarator: (function_declarator)) @def
-        (declaration declarator: (function_declarator)) @def
+        (field_declaration
+            declarator: [(function_declarator) (pointer_declarator) (reference_declarator)]) @def
+        (declaration
+            declarator: [(function_declarator) (pointer_declarator) (reference_declarator)]) @def
         (class_specifier name: (_) body: (_)) @def
         (struct_specifier name: (_) body: (_)) @def
         (union_specifier name: (_) body: (_)) @def
@@ -356,6 +359,32 @@ def _declarator_name(node: Node | None) -> tuple[Node | None, tuple[str, ...]]:
     return None, ()
 
 
+#: Declarators a function's declarator may sit in: ``char *dup(...)``, ``const K& ref()``.
+_INDIRECT_DECLARATORS = frozenset({"pointer_declarator", "reference_declarator"})
+
+
+def _declared_function(declarator: Node | None) -> Node | None:
+    """The ``function_declarator`` a C/C++ declaration declares, under any ``*`` and ``&``
+    of its return type (``char *dup(const char *s);``, ``Foo& operator=(const Foo&);``).
+
+    None when the declaration declares something else: a variable, or a pointer to a
+    function (``int (*cb)(int);``, a callback field, not a method).
+    """
+    node = declarator
+    while node is not None and node.type in _INDIRECT_DECLARATORS:
+        node = _field(node, "declarator") or next(
+            (c for c in node.named_children if c.type.endswith("declarator")), None
+        )
+    if node is None or node.type != "function_declarator":
+        return None
+    inner = _field(node, "declarator")
+    while inner is not None and inner.type == "parenthesized_declarator":  # int (f)(int)
+        inner = next((c for c in inner.named_children if c.type not in ("comment",)), None)
+    if inner is None or inner.type.endswith("declarator"):
+        return None  # (*cb)(int): the name is a pointer's, the function is not declared here
+    return node
+
+
 def _describe(lang: str, node: Node, capture: str) -> _Found | None:
     """Kind and name of a captured node, or None when it is not a symbol after all."""
     t = node.type
@@ -367,11 +396,14 @@ def _describe(lang: str, node: Node, capture: str) -> _Found | None:
         return _describe_constant(lang, node)
     if lang in ("c", "cpp") and t == "function_definition":
         name_node, scope = _declarator_name(_field(node, "declarator"))
-    elif lang == "cpp" and t in ("field_declaration", "declaration"):
+    elif lang in ("c", "cpp") and t in ("field_declaration", "declaration"):
         # a member function declared without its body (pure virtual, defined
         # elsewhere) or a header's prototype: a function all the same
+        function = _declared_function(_field(node, "declarator"))
+        if function is None:
+            return None
         kind = "function"
-        name_node, scope = _declarator_name(_field(node, "declarator"))
+        name_node, scope = _declarator_name(function)
     elif t == "type_definition":
         name_node, _ = _declarator_name(_field(node, "declarator"))
     elif t == "variable_declarator":
@@ -621,7 +653,10 @@ def _signature(lang: str, found: _Found, source: bytes) -> str:
         body = next((c for c in node.named_children if c.type in _BODY_TYPES), None)
     if found.kind == "section" and found.name_node is not None:
         return text_of(found.name_node).strip()[:MAX_SIGNATURE]
-    if body is not None and body.start_byte > start_node.start_byte:
+    if body is None and node.type in ("declaration", "field_declaration") and lang in ("c", "cpp"):
+        # a prototype: the whole declaration, however many lines its parameters take
+        raw = source[start_node.start_byte : start_node.end_byte].decode("utf-8", "replace")
+    elif body is not None and body.start_byte > start_node.start_byte:
         end = body.start_byte
         for child in node.children:  # a comment between the header and the body
             if child.start_byte >= end:
