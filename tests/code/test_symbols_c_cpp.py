@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from remembrances.code.parsing.analysis import analyze_source
+from remembrances.code.parsing.languages import grammar_of, parser
 
 
 def rows(path: str, language: str, source: str) -> list[tuple[str, str, int, int, str]]:
@@ -55,4 +56,63 @@ def test_cpp_members_returning_pointers_and_references_are_methods() -> None:
         ("method", "K.make", 7, 7, "static K* make()"),
         ("method", "K.operator=", 8, 8, "K& operator=(const K&)"),
         ("method", "K.moved", 9, 9, "K&& moved()"),
+    ]
+
+
+WIDGET_H = """\
+#pragma once
+namespace ui {
+class Widget {
+public:
+    explicit Widget(int w);
+    int width() const;
+    const Widget& self() const;
+private:
+    int w_;
+};
+}
+"""
+
+
+def test_a_cpp_header_named_h_is_parsed_as_cpp() -> None:
+    analysis = analyze_source("include/widget.h", "c", WIDGET_H.encode())
+    assert not analysis.has_error  # the C grammar reads it with errors
+    assert analysis.language == "c"  # a .h file's language is still its name's
+    assert [
+        (s.kind, s.qualified_name, s.start_line, s.end_line, s.signature) for s in analysis.symbols
+    ] == [
+        ("module", "ui", 2, 11, "namespace ui"),
+        ("class", "ui.Widget", 3, 10, "class Widget"),
+        ("method", "ui.Widget.Widget", 5, 5, "explicit Widget(int w)"),
+        ("method", "ui.Widget.width", 6, 6, "int width() const"),
+        ("method", "ui.Widget.self", 7, 7, "const Widget& self() const"),
+    ]
+    assert "Widget" in analysis.names
+
+
+def test_a_cpp_header_that_c_reads_without_an_error_is_cpp_too() -> None:
+    """``namespace llvm {`` and ``class K {...}`` are C functions returning a
+    ``namespace`` and a ``class`` to the C grammar, and no error."""
+    source = "namespace llvm {\nclass Record;\nint main2(int argc, char **argv);\n}\n"
+    assert rows("Main.h", "c", source) == [
+        ("module", "llvm", 1, 4, "namespace llvm"),
+        ("function", "llvm.main2", 3, 3, "int main2(int argc, char **argv)"),
+    ]
+    assert rows("k.h", "c", "class K { int x; };\n") == [("class", "K", 1, 1, "class K")]
+
+
+def test_c_that_uses_cpp_keywords_as_names_stays_c() -> None:
+    clean = (
+        "struct class *find_class(const char *name);\n"
+        "int count(struct dev *p) { int class = p->class; return class; }\n"
+        "int template = 1, new = 2;\n"
+    )
+    # with a syntax error elsewhere, the C++ grammar does no better: it stays C too
+    broken = clean + "int broken(void) { return 1 + ; }\n"
+    for source in (clean, broken):
+        tree = parser("c").parse(source.encode())
+        assert grammar_of(tree, "c") == "c"
+    assert rows("dev.h", "c", clean) == [
+        ("function", "find_class", 1, 1, "struct class *find_class(const char *name)"),
+        ("function", "count", 2, 2, "int count(struct dev *p)"),
     ]

@@ -13,7 +13,7 @@ from bisect import bisect_left
 
 from tree_sitter import Query, QueryCursor, Tree
 
-from .languages import language
+from .languages import grammar_of, language
 
 _IDENTIFIER_TYPES: dict[str, tuple[str, ...]] = {
     "python": ("identifier",),
@@ -96,7 +96,8 @@ def _module_path_starts(lang: str, tree: Tree) -> set[int]:
 
 def identifier_positions(lang: str, tree: Tree, source: bytes) -> dict[str, list[tuple[int, int]]]:
     """``{name: [(line, column), ...]}`` with 1-based lines and byte columns; the module
-    paths of imports are left out."""
+    paths of imports are left out. The tree's own grammar decides (a ``.h`` may be C++)."""
+    lang = grammar_of(tree, lang)
     query = identifiers_query(lang)
     if query is None:
         return {}

@@ -4,6 +4,10 @@ Each official ``tree-sitter-<lang>`` wheel ships its compiled parser, so nothing
 is fetched at run time (``tree-sitter-language-pack`` 1.x downloads grammars on
 first use and fails offline). Grammars load lazily: indexing a Python project
 never imports the Swift parser.
+
+A file's language comes from its name, but ``.h`` is both C's and C++'s: a C file
+that the C++ grammar reads better is parsed as C++ (``SourceParser``), and the
+tree says which grammar parsed it (``grammar_of``).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from tree_sitter import Language, Parser
+from tree_sitter import Language, Parser, Query, QueryCursor, Tree
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,73 @@ def language(name: str) -> Language:
     return found
 
 
-def parser(name: str) -> Parser:
+def grammar_of(tree: Tree, default: str) -> str:
+    """The name of the grammar that parsed ``tree``: ``default`` unless a ``SourceParser``
+    chose another one (a C++ header named ``.h`` has a C++ tree)."""
+    if tree.language == language(default):
+        return default
+    for name, loaded in list(_languages.items()):
+        if loaded == tree.language:
+            return name
+    return default
+
+
+class SourceParser:
+    """Parses the files of one language (not thread-safe; make one per use).
+
+    A C file (``.c``, ``.h``) comes back as a C++ tree when the C++ grammar reads it
+    better, as it does a C++ header named ``.h``: when the C tree writes a C++ keyword
+    where a type goes (``namespace ui {`` and ``class W {...}`` parse as C functions of
+    the types ``namespace`` and ``class``, without an error), or when the C tree has
+    errors and the C++ tree fewer of them. C that uses ``class`` as a name
+    (``int class;``, ``p->class``, ``struct class *c``) stays C.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._parser = Parser(language(name))
+
+    def parse(self, source: bytes) -> Tree:
+        tree = self._parser.parse(source)
+        if self.name == "c":
+            return _c_or_cpp(tree, source)
+        return tree
+
+
+def parser(name: str) -> SourceParser:
     """A new parser for ``name`` (parsers are not thread-safe; make one per use)."""
-    return Parser(language(name))
+    return SourceParser(name)
+
+
+#: C++ keywords where the C grammar expects a type name: no C program names a type so.
+_CPP_KEYWORD_TYPES = "".join(
+    f"(({parent} type: (type_identifier) @cpp)"
+    ' (#any-of? @cpp "namespace" "class" "template" "typename" "using"))'
+    for parent in ("function_definition", "declaration")
+)
+_ERRORS = "(ERROR) @error (MISSING) @error"
+_checks: dict[tuple[str, str], Query] = {}
+
+
+def _count(name: str, pattern: str, tree: Tree) -> int:
+    query = _checks.get((name, pattern))
+    if query is None:
+        grammar = language(name)  # outside the lock, which loading takes
+        with _lock:
+            query = _checks.setdefault((name, pattern), Query(grammar, pattern))
+    return sum(len(nodes) for nodes in QueryCursor(query).captures(tree.root_node).values())
+
+
+def _errors(name: str, tree: Tree) -> int:
+    return _count(name, _ERRORS, tree) if tree.root_node.has_error else 0
+
+
+def _c_or_cpp(tree: Tree, source: bytes) -> Tree:
+    """``tree`` (C), or the C++ tree of ``source`` when it reads the file better."""
+    cpp_keywords = _count("c", _CPP_KEYWORD_TYPES, tree)
+    if not cpp_keywords and not tree.root_node.has_error:
+        return tree
+    cpp = Parser(language("cpp")).parse(source)
+    if cpp_keywords or _errors("cpp", cpp) < _errors("c", tree):
+        return cpp
+    return tree

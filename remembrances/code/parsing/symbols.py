@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node, Query, QueryCursor, Tree
 
-from .languages import language
+from .languages import grammar_of, language
 
 #: Kinds that make a nested function a method.
 CLASS_LIKE = frozenset(
@@ -682,7 +682,12 @@ def _signature(lang: str, found: _Found, source: bytes) -> str:
 
 
 def extract_symbols(lang: str, tree: Tree, source: bytes) -> list[ExtractedSymbol]:
-    """Every definition in ``tree``, in source order, with parents and qualified names."""
+    """Every definition in ``tree``, in source order, with parents and qualified names.
+
+    ``lang`` is the file's language; the tree's own grammar decides (a C++ header
+    named ``.h`` has a C++ tree).
+    """
+    lang = grammar_of(tree, lang)
     captures = QueryCursor(definitions_query(lang)).captures(tree.root_node)
     found: dict[tuple[int, int, str], _Found] = {}
     for capture in ("def", "const"):
