@@ -116,3 +116,34 @@ def test_c_that_uses_cpp_keywords_as_names_stays_c() -> None:
         ("function", "find_class", 1, 1, "struct class *find_class(const char *name)"),
         ("function", "count", 2, 2, "int count(struct dev *p)"),
     ]
+
+
+def test_cpp_qualified_names_are_bare_names_joined_by_dots() -> None:
+    """No template arguments and no ``::`` in a qualified name, as Rust's
+    ``impl<T> Foo<T>`` gives ``Foo.new``."""
+    source = (
+        "namespace ns {\n"
+        "template <typename T>\n"
+        "T Box<T>::value() const { return T(); }\n"
+        "struct Foo::Impl { int z; };\n"
+        "template <> struct hash<Foo> { int h() const; };\n"
+        "}\n"
+        "namespace a::b { void nested(); }\n"
+        "template <typename T> int ns::Box<T>::Inner::get() { return 0; }\n"
+    )
+    assert rows("foo.cpp", "cpp", source) == [
+        ("module", "ns", 1, 6, "namespace ns"),
+        ("function", "ns.Box.value", 2, 3, "template <typename T> T Box<T>::value() const"),
+        ("struct", "ns.Foo.Impl", 4, 4, "struct Foo::Impl"),
+        ("struct", "ns.hash", 5, 5, "template <> struct hash<Foo>"),
+        ("method", "ns.hash.h", 5, 5, "int h() const"),
+        ("module", "a.b", 7, 7, "namespace a::b"),
+        ("function", "a.b.nested", 7, 7, "void nested()"),
+        (
+            "function",
+            "ns.Box.Inner.get",
+            8,
+            8,
+            "template <typename T> int ns::Box<T>::Inner::get()",
+        ),
+    ]

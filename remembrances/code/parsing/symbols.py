@@ -325,6 +325,45 @@ def _keywords(node: Node) -> set[str]:
     return words
 
 
+def _scope_name(node: Node | None) -> str:
+    """One part of a C++ ``a::Box<T>::`` scope, bare: ``Box``, not ``Box<T>``."""
+    if node is not None and node.type == "template_type":
+        node = _field(node, "name")
+    return text_of(node).strip()
+
+
+def _rust_type_name(node: Node) -> tuple[str, Node]:
+    """The bare name of the type an ``impl`` is for, and the node that names it.
+
+    References, pointers, generics and paths go (``&'a mut Foo<T>``, ``*const Foo``,
+    ``crate::other::Foo`` are ``Foo``), a trait object is its trait (``dyn Greet + Send``
+    is ``Greet``), a slice or an array keeps its brackets around its element's name
+    (``[T]``, ``[u8; 32]`` is ``[u8]``), a tuple its parentheses (``(A, B)``); anything
+    else (a function pointer type) is its text.
+    """
+    while True:
+        t = node.type
+        if t in ("reference_type", "pointer_type", "generic_type"):
+            inner = _field(node, "type")
+        elif t == "scoped_type_identifier":
+            inner = _field(node, "name")
+        elif t == "dynamic_type":
+            inner = _field(node, "trait")
+        elif t == "bounded_type":
+            inner = node.named_children[0] if node.named_children else None
+        elif t == "array_type":
+            element = _field(node, "element")
+            return (f"[{_rust_type_name(element)[0]}]" if element else text_of(node)), node
+        elif t == "tuple_type":
+            names = [_rust_type_name(c)[0] for c in node.named_children]
+            return f"({', '.join(names)})", node
+        else:
+            return _SPACES.sub(" ", text_of(node)).strip(), node
+        if inner is None:
+            return _SPACES.sub(" ", text_of(node)).strip(), node
+        node = inner
+
+
 def _declarator_name(node: Node | None) -> tuple[Node | None, tuple[str, ...]]:
     """The identifier inside a C/C++ declarator chain, and its ``a::b`` scope."""
     while node is not None:
@@ -340,10 +379,12 @@ def _declarator_name(node: Node | None) -> tuple[Node | None, tuple[str, ...]]:
         if node.type == "qualified_identifier":
             scope: list[str] = []
             while node is not None and node.type == "qualified_identifier":
-                scope.append(text_of(_field(node, "scope")))
+                scope.append(_scope_name(_field(node, "scope")))
                 node = _field(node, "name")
             name_node, _ = _declarator_name(node)
             return name_node, tuple(s for s in scope if s)
+        if node.type == "template_type":  # a specialization: template<> struct hash<Foo>
+            return _field(node, "name"), ()
         inner = _field(node, "declarator")
         if inner is None:
             inner = next(
@@ -423,9 +464,10 @@ def _describe(lang: str, node: Node, capture: str) -> _Found | None:
         scope = (receiver_type,) if receiver_type else ()
     elif t == "impl_item":
         type_node = _field(node, "type")
-        if type_node is not None and type_node.type == "generic_type":
-            type_node = _field(type_node, "type")
-        name_node = type_node
+        if type_node is None:
+            return None
+        name, name_node = _rust_type_name(type_node)
+        return _Found(kind, name, name_node, node, node) if name else None
     elif t == "constructor_declaration" or t == "init_declaration":
         if name_node is None:
             return _Found(kind, "init", None, node, node)
@@ -460,6 +502,17 @@ def _describe(lang: str, node: Node, capture: str) -> _Found | None:
         return _Found("section", title[:200], heading, node, node)
     elif t == "function_definition" and lang == "bash":
         pass
+    elif lang == "cpp" and name_node is not None and name_node.type == "nested_namespace_specifier":
+        parts = [c for c in name_node.named_children if c.type == "namespace_identifier"]
+        if parts:  # namespace a::b { ... } is b inside a
+            name_node, scope = parts[-1], tuple(text_of(p) for p in parts[:-1])
+    elif (
+        lang == "cpp"
+        and name_node is not None
+        and name_node.type in ("qualified_identifier", "template_type")
+    ):
+        # struct Foo::Impl { ... } is Impl inside Foo; template<> struct hash<Foo> is hash
+        name_node, scope = _declarator_name(name_node)
 
     if name_node is None:
         return None
