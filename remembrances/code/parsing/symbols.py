@@ -53,6 +53,9 @@ class _Found:
     range_node: Node  # what the symbol's code spans (decorators, export, template)
     scope: tuple[str, ...] = ()  # qualifiers written in the name (Go receivers, C++ a::b)
     docstring: str = ""
+    # JS/TS: the declarator whose name is scope[0] (``const util = {...}``), which may
+    # be a symbol itself (an exported constant): then the name is not written twice
+    owner: Node | None = None
 
 
 # Definition queries: @def is a definition by node type, @const a constant candidate.
@@ -69,6 +72,9 @@ _DEFINITIONS: dict[str, str] = {
         (method_definition) @def
         (variable_declarator name: (identifier)
             value: [(arrow_function) (function_expression) (generator_function)]) @def
+        (assignment_expression left: (member_expression)
+            right: [(arrow_function) (function_expression) (generator_function)]) @def
+        (pair value: [(arrow_function) (function_expression) (generator_function)]) @def
         (program (lexical_declaration (variable_declarator name: (identifier)) @const))
         (program (export_statement (lexical_declaration (variable_declarator name: (identifier)) @const)))
     """,
@@ -86,6 +92,9 @@ _DEFINITIONS: dict[str, str] = {
         (internal_module) @def
         (variable_declarator name: (identifier)
             value: [(arrow_function) (function_expression) (generator_function)]) @def
+        (assignment_expression left: (member_expression)
+            right: [(arrow_function) (function_expression) (generator_function)]) @def
+        (pair value: [(arrow_function) (function_expression) (generator_function)]) @def
         (program (lexical_declaration (variable_declarator name: (identifier)) @const))
         (program (export_statement (lexical_declaration (variable_declarator name: (identifier)) @const)))
     """,
@@ -449,6 +458,10 @@ def _describe(lang: str, node: Node, capture: str) -> _Found | None:
         name_node, _ = _declarator_name(_field(node, "declarator"))
     elif t == "variable_declarator":
         kind = "function"
+    elif t == "assignment_expression":
+        return _describe_assignment(node)
+    elif t == "pair" or (t == "method_definition" and _parent_type(node) == "object"):
+        return _describe_object_member(node)
     elif t == "type_spec":
         inner = _field(node, "type")
         kind = {"struct_type": "struct", "interface_type": "interface"}.get(
@@ -524,6 +537,126 @@ def _describe(lang: str, node: Node, capture: str) -> _Found | None:
     return _Found(kind, name, name_node, node, node, scope)
 
 
+def _parent_type(node: Node) -> str:
+    return node.parent.type if node.parent is not None else ""
+
+
+def _member_path(node: Node | None) -> list[Node] | None:
+    """The parts of ``a.b.c`` (``this`` too), or None for anything else (``a[k]``, ``f().x``)."""
+    parts: list[Node] = []
+    while node is not None and node.type == "member_expression":
+        prop = _field(node, "property")
+        if prop is None:
+            return None
+        parts.append(prop)
+        node = _field(node, "object")
+    if node is None or node.type not in ("identifier", "this"):
+        return None
+    parts.append(node)
+    return parts[::-1]
+
+
+def _owner_names(parts: list[str]) -> list[str]:
+    """Whose a property is: ``Foo.prototype.m`` is ``Foo``'s ``m``; ``module.exports.x``
+    and ``exports.x`` are the module's own ``x``; ``this.x`` the enclosing symbol's."""
+    if parts[:2] == ["module", "exports"]:
+        parts = parts[2:]
+    elif parts[:1] in (["exports"], ["this"]):
+        parts = parts[1:]
+    return [p for p in parts if p != "prototype"]
+
+
+def _describe_assignment(node: Node) -> _Found | None:
+    """``app.listen = function (port) {...}``: method ``listen`` of ``app``, qualified
+    ``app.listen``; ``Foo.prototype.m = ...`` is ``Foo.m``; ``exports.x = ...`` and
+    ``module.exports = function createApp() {...}`` are functions of the module."""
+    path = _member_path(_field(node, "left"))
+    if path is None or text_of(path[-1]) == "prototype":
+        return None
+    names = _owner_names([text_of(p) for p in path])
+    if names:
+        name_node: Node | None = path[-1]
+    else:  # module.exports = function createApp () {...}: the function's own name,
+        # or the variable's in var proto = module.exports = function () {...}
+        name_node = _field(_field(node, "right") or node, "name")
+        if name_node is None:
+            holder = node.parent
+            if holder is not None and holder.type == "variable_declarator":
+                name_node = _field(holder, "name")
+            elif holder is not None and holder.type == "assignment_expression":
+                outer = _member_path(_field(holder, "left"))
+                name_node = outer[-1] if outer else _field(holder, "left")
+        if name_node is None or name_node.type not in _NAME_TYPES:
+            return None
+        names = [text_of(name_node)]
+    kind = "method" if len(names) > 1 else "function"
+    return _Found(kind, names[-1], name_node, node, node, tuple(names[:-1]))
+
+
+_NAME_TYPES = frozenset({"identifier", "property_identifier"})
+
+#: Expressions an object literal may sit in and still be the value it is assigned.
+_TRANSPARENT = frozenset(
+    {"parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression"}
+)
+
+
+def _key_name(key: Node | None) -> str:
+    """A property's name: ``format``, ``"c-d"`` is ``c-d``, ``[Symbol.iterator]`` as written."""
+    if key is None:
+        return ""
+    if key.type == "string":
+        return "".join(text_of(c) for c in key.named_children)
+    return _SPACES.sub(" ", text_of(key)).strip()
+
+
+def _object_owner(obj: Node) -> tuple[list[str] | None, Node | None]:
+    """The names an object literal's members are qualified with, and the declarator or
+    assignment that gives them: ``const util = {...}`` is ``util``, ``Foo.prototype =
+    {...}`` is ``Foo``, ``module.exports = {...}`` the module (no names), ``a: {...}``
+    inside one of those adds ``a``. None for an object no name holds (an argument)."""
+    names: list[str] = []
+    node = obj
+    while True:
+        parent = node.parent
+        while parent is not None and parent.type in _TRANSPARENT:
+            node, parent = parent, parent.parent
+        if parent is None:
+            return None, None
+        if parent.type == "pair" and _field(parent, "value") == node:
+            names.insert(0, _key_name(_field(parent, "key")))
+            if parent.parent is None or parent.parent.type != "object":
+                return None, None
+            node = parent.parent
+        elif parent.type == "variable_declarator" and _field(parent, "value") == node:
+            name = _field(parent, "name")
+            if name is None or name.type != "identifier":
+                return None, None
+            return [text_of(name), *names], parent
+        elif parent.type == "assignment_expression" and _field(parent, "right") == node:
+            path = _member_path(_field(parent, "left"))
+            if path is None:
+                return None, None
+            return [*_owner_names([text_of(p) for p in path]), *names], None
+        else:
+            return None, None
+
+
+def _describe_object_member(node: Node) -> _Found | None:
+    """A function in an object literal, ``format(x) {...}``, ``parse: function (s) {...}``
+    or ``trim: (s) => ...``: a method of what holds the object (``util.format``), a
+    function of the module in ``module.exports = {...}``."""
+    name_node = _field(node, "key") if node.type == "pair" else _field(node, "name")
+    name = _key_name(name_node)
+    if not name or node.parent is None:
+        return None
+    names, owner = _object_owner(node.parent)
+    if names is None:  # an object no name holds: a method of nothing we know
+        return _Found("method", name, name_node, node, node)
+    kind = "method" if names else "function"
+    return _Found(kind, name, name_node, node, node, tuple(names), owner=owner)
+
+
 def _describe_constant(lang: str, node: Node) -> _Found | None:
     name_node: Node | None = None
     if lang == "python":
@@ -582,15 +715,23 @@ def _describe_constant(lang: str, node: Node) -> _Found | None:
 
 _WRAPPERS: dict[str, frozenset[str]] = {
     "python": frozenset({"decorated_definition", "expression_statement"}),
-    "javascript": frozenset({"export_statement", "lexical_declaration", "variable_declaration"}),
-    "typescript": frozenset(
-        {"export_statement", "lexical_declaration", "variable_declaration", "expression_statement"}
+    # a chained assignment (var proto = module.exports = function () {...}) spans its
+    # whole statement, and so has the comment above it
+    "javascript": frozenset(
+        {
+            "export_statement",
+            "lexical_declaration",
+            "variable_declaration",
+            "expression_statement",
+            "variable_declarator",
+            "assignment_expression",
+        }
     ),
     "cpp": frozenset({"template_declaration"}),
     "go": frozenset({"type_declaration", "const_declaration"}),
     "java": frozenset(),
 }
-_WRAPPERS["tsx"] = _WRAPPERS["typescript"]
+_WRAPPERS["typescript"] = _WRAPPERS["tsx"] = _WRAPPERS["javascript"]
 
 
 def _range_node(lang: str, node: Node) -> Node:
@@ -693,14 +834,22 @@ _BODY_TYPES = frozenset(
 )
 
 
+#: JS/TS nodes that name a function they hold, and the field that holds it.
+_FUNCTION_HOLDERS = {
+    "variable_declarator": "value",
+    "assignment_expression": "right",
+    "pair": "value",
+}
+
+
 def _signature(lang: str, found: _Found, source: bytes) -> str:
     node = found.node
     start_node = found.range_node
     if lang == "python" and start_node.type == "decorated_definition":
         start_node = node
     body = _field(node, "body")
-    if body is None and found.kind in ("function", "method") and node.type == "variable_declarator":
-        value = _field(node, "value")
+    if body is None and found.kind in ("function", "method") and node.type in _FUNCTION_HOLDERS:
+        value = _field(node, _FUNCTION_HOLDERS[node.type])
         body = _field(value, "body") if value is not None else None
     if body is None:
         body = next((c for c in node.named_children if c.type in _BODY_TYPES), None)
@@ -759,6 +908,7 @@ def extract_symbols(lang: str, tree: Tree, source: bytes) -> list[ExtractedSymbo
     separator = " > " if lang == "markdown" else "."
     symbols: list[ExtractedSymbol] = []
     stack: list[ExtractedSymbol] = []
+    owners: dict[int, Node] = {}  # each symbol's definition node
     for item in ordered:
         start, end = item.range_node.start_byte, item.range_node.end_byte
         while stack and not (stack[-1].start_byte <= start and end <= stack[-1].end_byte):
@@ -774,7 +924,10 @@ def extract_symbols(lang: str, tree: Tree, source: bytes) -> list[ExtractedSymbo
         if lang == "go" and item.node.type == "method_declaration":
             kind = "method"
         prefix = [parent.qualified_name] if parent is not None else []
-        qualified = separator.join([*prefix, *item.scope, item.name])
+        scope = item.scope
+        if item.owner is not None and parent is not None and owners.get(parent.index) == item.owner:
+            scope = scope[1:]  # export const util = {...}: util is the parent already
+        qualified = separator.join([*prefix, *scope, item.name])
         if lang == "python" and item.node.type in ("function_definition", "class_definition"):
             docstring = _docstring_python(item.node) or _leading_comment(lang, item.range_node)
         elif lang == "markdown":
@@ -802,6 +955,7 @@ def extract_symbols(lang: str, tree: Tree, source: bytes) -> list[ExtractedSymbo
         )
         symbols.append(symbol)
         stack.append(symbol)
+        owners[symbol.index] = item.node
     return symbols
 
 

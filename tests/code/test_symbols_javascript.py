@@ -1,0 +1,192 @@
+"""JavaScript and TypeScript functions that are not declarations: assigned to a
+property, held by an object literal, or a class field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from remembrances.code import CodeIndexer
+from remembrances.code.parsing.analysis import analyze_source
+
+
+def rows(path: str, language: str, source: str) -> list[tuple[str, str, int, int, str, str]]:
+    """(kind, qualified name, start line, end line, signature, docstring) of every symbol."""
+    symbols = analyze_source(path, language, source.encode()).symbols
+    return [
+        (s.kind, s.qualified_name, s.start_line, s.end_line, s.signature, s.docstring)
+        for s in symbols
+    ]
+
+
+ASSIGNED = """\
+var app = exports = module.exports = {};
+
+/** Start listening. */
+app.listen = function listen(port) {
+  return port;
+};
+
+function Router() {}
+
+/** Handle a request. */
+Router.prototype.handle = function (req) {
+  function next(err) {
+    return err;
+  }
+  return next(req);
+};
+
+module.exports.helper = () => 1;
+exports.other = function other() {};
+obj[key] = function () {};
+"""
+
+
+def test_functions_assigned_to_properties_are_symbols() -> None:
+    """``obj.m = function`` is a method of ``obj``; ``Foo.prototype.m`` one of ``Foo``;
+    what a CommonJS module exports is a function of the module; a closure nests under
+    the function it is in."""
+    assert rows("app.js", "javascript", ASSIGNED) == [
+        (
+            "method",
+            "app.listen",
+            4,
+            6,
+            "app.listen = function listen(port)",
+            "Start listening.",
+        ),
+        ("function", "Router", 8, 8, "function Router()", ""),
+        (
+            "method",
+            "Router.handle",
+            11,
+            16,
+            "Router.prototype.handle = function (req)",
+            "Handle a request.",
+        ),
+        ("function", "Router.handle.next", 12, 14, "function next(err)", ""),
+        ("function", "helper", 18, 18, "module.exports.helper = ()", ""),
+        ("function", "other", 19, 19, "exports.other = function other()", ""),
+    ]
+
+
+def test_a_function_a_module_exports_is_named_by_itself_or_its_variable() -> None:
+    source = (
+        "/** Create the app. */\n"
+        "module.exports = function createApp(opts) {\n"
+        "  return opts;\n"
+        "};\n"
+        "/** The router. */\n"
+        "var proto = module.exports = function (options) {\n"
+        "  function router(req) {}\n"
+        "  return router;\n"
+        "};\n"
+        "module.exports = () => {};\n"
+    )
+    assert rows("mod.js", "javascript", source) == [
+        (
+            "function",
+            "createApp",
+            2,
+            4,
+            "module.exports = function createApp(opts)",
+            "Create the app.",
+        ),
+        (
+            "function",
+            "proto",
+            6,
+            9,
+            "var proto = module.exports = function (options)",
+            "The router.",
+        ),
+        ("function", "proto.router", 7, 7, "function router(req)", ""),
+    ]
+
+
+OBJECTS = """\
+const util = {
+  /** format a thing */
+  format(x) { return x; },
+  parse: function (s) { return s; },
+  trim: (s) => s.trim(),
+  nested: { deep() {} },
+  "with-dash": function () {},
+  size: 3,
+};
+export const api = {
+  get(id) { return id; },
+};
+Foo.prototype = {
+  bar: function () {},
+};
+module.exports = { a() {}, b: () => 1 };
+"""
+
+
+def test_object_literal_functions_are_methods_of_what_holds_them() -> None:
+    assert rows("util.js", "javascript", OBJECTS) == [
+        ("method", "util.format", 3, 3, "format(x)", "format a thing"),
+        ("method", "util.parse", 4, 4, "parse: function (s)", ""),
+        ("method", "util.trim", 5, 5, "trim: (s)", ""),
+        ("method", "util.nested.deep", 6, 6, "deep()", ""),
+        ("method", "util.with-dash", 7, 7, '"with-dash": function ()', ""),
+        ("constant", "api", 10, 12, "export const api =", ""),
+        ("method", "api.get", 11, 11, "get(id)", ""),  # not api.api.get
+        ("method", "Foo.bar", 14, 14, "bar: function ()", ""),
+        ("function", "a", 16, 16, "a()", ""),
+        ("function", "b", 16, 16, "b: ()", ""),
+    ]
+
+
+def test_typescript_has_the_same_assigned_and_object_functions() -> None:
+    source = (
+        "export const handlers = {\n"
+        "  onLoad(id: number): void {},\n"
+        "  onSave: async (id: number): Promise<void> => {},\n"
+        "} as const;\n"
+        "Widget.prototype.render = function (this: Widget): string {\n"
+        "  return '';\n"
+        "};\n"
+    )
+    expected = [
+        ("constant", "handlers", 1, 4, "export const handlers =", ""),
+        ("method", "handlers.onLoad", 2, 2, "onLoad(id: number): void", ""),
+        ("method", "handlers.onSave", 3, 3, "onSave: async (id: number): Promise<void>", ""),
+        (
+            "method",
+            "Widget.render",
+            5,
+            7,
+            "Widget.prototype.render = function (this: Widget): string",
+            "",
+        ),
+    ]
+    assert rows("h.ts", "typescript", source) == expected
+    assert rows("h.tsx", "tsx", source) == expected
+
+
+def test_find_symbol_finds_methods_assigned_to_properties(
+    code: CodeIndexer, tmp_path: Path
+) -> None:
+    root = tmp_path / "express"
+    (root / "lib" / "router").mkdir(parents=True)
+    (root / "lib" / "router" / "layer.js").write_text(
+        "function Layer(path) { this.path = path; }\n"
+        "Layer.prototype.match = function match(path) {\n"
+        "  return path === this.path;\n"
+        "};\n"
+    )
+    (root / "lib" / "application.js").write_text(
+        "var app = exports = module.exports = {};\n"
+        "app.listen = function listen() {\n"
+        "  return 1;\n"
+        "};\n"
+    )
+    code.index(root, embed=False)
+    assert [(s.kind, s.path, s.start_line) for s in code.find_symbol("Layer.match")] == [
+        ("method", "lib/router/layer.js", 2)
+    ]
+    assert [(s.kind, s.path, s.start_line) for s in code.find_symbol("app.listen")] == [
+        ("method", "lib/application.js", 2)
+    ]
