@@ -190,3 +190,42 @@ def test_find_symbol_finds_methods_assigned_to_properties(
     assert [(s.kind, s.path, s.start_line) for s in code.find_symbol("app.listen")] == [
         ("method", "lib/application.js", 2)
     ]
+
+
+def test_class_fields_holding_functions_are_methods() -> None:
+    js = (
+        "class Widget {\n"
+        "  /** Click. */\n"
+        "  handler = () => {};\n"
+        "  #secret = function () {};\n"
+        "  static make = async (x) => {\n"
+        "    return x;\n"
+        "  };\n"
+        "  count = 0;\n"
+        "}\n"
+    )
+    assert rows("w.js", "javascript", js) == [
+        ("class", "Widget", 1, 9, "class Widget", ""),
+        ("method", "Widget.handler", 3, 3, "handler = ()", "Click."),
+        ("method", "Widget.#secret", 4, 4, "#secret = function ()", ""),
+        ("method", "Widget.make", 5, 7, "static make = async (x)", ""),
+    ]
+    ts = (
+        "export abstract class Repo<T> {\n"
+        "  private cache = new Map<number, T>();\n"
+        "  /** Load one. */\n"
+        "  public load = async (id: number): Promise<T> => {\n"
+        "    return this.find(id);\n"
+        "  };\n"
+        "  static create = <U,>(items: U[]): U[] => items;\n"
+        "  abstract find(id: number): Promise<T>;\n"
+        "}\n"
+    )
+    expected = [
+        ("class", "Repo", 1, 9, "export abstract class Repo<T>", ""),
+        ("method", "Repo.load", 4, 6, "public load = async (id: number): Promise<T>", "Load one."),
+        ("method", "Repo.create", 7, 7, "static create = <U,>(items: U[]): U[]", ""),
+        ("method", "Repo.find", 8, 8, "abstract find(id: number): Promise<T>", ""),
+    ]
+    assert rows("repo.ts", "typescript", ts) == expected
+    assert rows("repo.tsx", "tsx", ts) == expected

@@ -75,6 +75,8 @@ _DEFINITIONS: dict[str, str] = {
         (assignment_expression left: (member_expression)
             right: [(arrow_function) (function_expression) (generator_function)]) @def
         (pair value: [(arrow_function) (function_expression) (generator_function)]) @def
+        (field_definition property: (_)
+            value: [(arrow_function) (function_expression) (generator_function)]) @def
         (program (lexical_declaration (variable_declarator name: (identifier)) @const))
         (program (export_statement (lexical_declaration (variable_declarator name: (identifier)) @const)))
     """,
@@ -95,6 +97,8 @@ _DEFINITIONS: dict[str, str] = {
         (assignment_expression left: (member_expression)
             right: [(arrow_function) (function_expression) (generator_function)]) @def
         (pair value: [(arrow_function) (function_expression) (generator_function)]) @def
+        (public_field_definition name: (_)
+            value: [(arrow_function) (function_expression) (generator_function)]) @def
         (program (lexical_declaration (variable_declarator name: (identifier)) @const))
         (program (export_statement (lexical_declaration (variable_declarator name: (identifier)) @const)))
     """,
@@ -458,6 +462,10 @@ def _describe(lang: str, node: Node, capture: str) -> _Found | None:
         name_node, _ = _declarator_name(_field(node, "declarator"))
     elif t == "variable_declarator":
         kind = "function"
+    elif t in ("field_definition", "public_field_definition"):
+        # a class field holding a function, handler = () => {...}: a method of the class
+        kind = "function"
+        name_node = _field(node, "property") or name_node
     elif t == "assignment_expression":
         return _describe_assignment(node)
     elif t == "pair" or (t == "method_definition" and _parent_type(node) == "object"):
@@ -839,6 +847,8 @@ _FUNCTION_HOLDERS = {
     "variable_declarator": "value",
     "assignment_expression": "right",
     "pair": "value",
+    "field_definition": "value",
+    "public_field_definition": "value",
 }
 
 
