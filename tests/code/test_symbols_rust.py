@@ -78,3 +78,33 @@ def test_find_symbol_finds_a_method_of_an_impl_for_a_reference(
     assert [s.qualified_name for s in code.find_symbol("Serializer::serialize_str")] == [
         "Serializer.serialize_str"
     ]
+
+
+DOCS = """\
+//! Crate docs.
+//!
+//! More.
+
+/// First line.
+///
+/// Second paragraph.
+pub fn f() {}
+
+/**
+ * Block doc.
+ *
+ * Second.
+ */
+pub fn g() {}
+"""
+
+
+def test_doc_comments_keep_their_blank_lines_and_add_none() -> None:
+    """A ``///`` comment ends with its newline: joined by another, every line break
+    was doubled."""
+    for source in (DOCS, DOCS.replace("\n", "\r\n")):
+        symbols = analyze_source("lib.rs", "rust", source.encode()).symbols
+        assert [(s.qualified_name, s.start_line, s.docstring) for s in symbols] == [
+            ("f", 8, "First line.\n\nSecond paragraph."),
+            ("g", 15, "Block doc.\n\nSecond."),
+        ]

@@ -818,7 +818,7 @@ def _leading_comment(lang: str, anchor: Node) -> str:
         ):
             break  # a trailing comment of the line above
         if node.type in comment_types and not text_of(node).startswith("#!"):
-            parts.append(text_of(node))
+            parts.append(text_of(node).rstrip("\r\n"))  # Rust's /// ends with its newline
         row = node.start_point.row
         node = node.prev_named_sibling
     return clean_comment("\n".join(reversed(parts))) if parts else ""
