@@ -13,7 +13,7 @@ import re
 import threading
 from dataclasses import dataclass
 
-from tree_sitter import Node, Query, QueryCursor, Tree
+from tree_sitter import Node, Point, Query, QueryCursor, Tree
 
 from .languages import grammar_of, language
 
@@ -56,6 +56,14 @@ class _Found:
     # JS/TS: the declarator whose name is scope[0] (``const util = {...}``), which may
     # be a symbol itself (an exported constant): then the name is not written twice
     owner: Node | None = None
+    # bytes and points the symbol spans when they are not range_node's (a Markdown section)
+    span: tuple[int, int, Point, Point] | None = None
+
+    def bounds(self) -> tuple[int, int, Point, Point]:
+        if self.span is not None:
+            return self.span
+        r = self.range_node
+        return r.start_byte, r.end_byte, r.start_point, r.end_point
 
 
 # Definition queries: @def is a definition by node type, @const a constant candidate.
@@ -206,8 +214,11 @@ _DEFINITIONS: dict[str, str] = {
     "bash": """
         (function_definition) @def
     """,
+    # headings, not the grammar's sections: those start at ATX headings only, so a
+    # setext heading (Title / =====) after the first made no section (_section_spans)
     "markdown": """
-        (section) @def
+        (atx_heading) @def
+        (setext_heading) @def
     """,
 }
 _DEFINITIONS["tsx"] = _DEFINITIONS["typescript"]
@@ -512,15 +523,12 @@ def _describe(lang: str, node: Node, capture: str) -> _Found | None:
         )
         if kind == "actor":
             kind = "class"
-    elif t == "section":
-        heading = _first_named(node, "atx_heading", "setext_heading")
-        if heading is None:
-            return None
-        content = _field(heading, "heading_content") or _first_named(heading, "paragraph")
+    elif t in ("atx_heading", "setext_heading"):
+        content = _field(node, "heading_content") or _first_named(node, "paragraph")
         title = _SPACES.sub(" ", text_of(content)).strip()
         if not title:
             return None
-        return _Found("section", title[:200], heading, node, node)
+        return _Found("section", title[:200], node, node, node)
     elif t == "function_definition" and lang == "bash":
         pass
     elif lang == "cpp" and name_node is not None and name_node.type == "nested_namespace_specifier":
@@ -864,7 +872,9 @@ def _signature(lang: str, found: _Found, source: bytes) -> str:
     if body is None:
         body = next((c for c in node.named_children if c.type in _BODY_TYPES), None)
     if found.kind == "section" and found.name_node is not None:
-        return text_of(found.name_node).strip()[:MAX_SIGNATURE]
+        if found.name_node.type == "setext_heading":  # the title, not its underline
+            return found.name[:MAX_SIGNATURE]
+        return text_of(found.name_node).strip().split("\n", 1)[0].strip()[:MAX_SIGNATURE]
     if body is None and node.type in ("declaration", "field_declaration") and lang in ("c", "cpp"):
         # a prototype: the whole declaration, however many lines its parameters take
         raw = source[start_node.start_byte : start_node.end_byte].decode("utf-8", "replace")
@@ -893,6 +903,52 @@ def _signature(lang: str, found: _Found, source: bytes) -> str:
     return signature
 
 
+def _heading_level(heading: Node) -> int:
+    """1 to 6: ``##`` is 2, a setext heading underlined with ``=`` 1, with ``-`` 2."""
+    for child in heading.children:
+        if child.type.startswith(("atx_h", "setext_h")):
+            digits = "".join(c for c in child.type if c.isdigit())
+            if digits:
+                return int(digits)
+    return 1
+
+
+def _section_spans(sections: list[_Found], root: Node) -> None:
+    """Each Markdown heading's section: from the heading to the next heading of its
+    level or above in the same block (the document, a block quote, a list item), or to
+    that block's end. Setext headings (``Title`` over ``=====`` or ``-----``) count as
+    ATX ones do; the grammar's own sections start at ATX headings only."""
+    open_sections: dict[int, list[tuple[int, _Found]]] = {}
+    blocks: dict[int, Node] = {}
+    for item in sorted(sections, key=lambda f: f.node.start_byte):
+        heading = item.node
+        block = heading.parent
+        while block is not None and block.type == "section":
+            block = block.parent
+        block = block or root
+        blocks[block.id] = block
+        stack = open_sections.setdefault(block.id, [])
+        level = _heading_level(heading)
+        while stack and stack[-1][0] >= level:
+            closed = stack.pop()[1]
+            closed.span = (
+                closed.node.start_byte,
+                heading.start_byte,
+                closed.node.start_point,
+                heading.start_point,
+            )
+        stack.append((level, item))
+    for block_id, stack in open_sections.items():
+        block = blocks[block_id]
+        for _, item in stack:
+            item.span = (
+                item.node.start_byte,
+                block.end_byte,
+                item.node.start_point,
+                block.end_point,
+            )
+
+
 def extract_symbols(lang: str, tree: Tree, source: bytes) -> list[ExtractedSymbol]:
     """Every definition in ``tree``, in source order, with parents and qualified names.
 
@@ -912,15 +968,15 @@ def extract_symbols(lang: str, tree: Tree, source: bytes) -> list[ExtractedSymbo
                 continue
             described.range_node = _range_node(lang, node)
             found[key] = described
-    ordered = sorted(
-        found.values(), key=lambda f: (f.range_node.start_byte, -f.range_node.end_byte)
-    )
+    if lang == "markdown":
+        _section_spans(list(found.values()), tree.root_node)
+    ordered = sorted(found.values(), key=lambda f: (f.bounds()[0], -f.bounds()[1]))
     separator = " > " if lang == "markdown" else "."
     symbols: list[ExtractedSymbol] = []
     stack: list[ExtractedSymbol] = []
     owners: dict[int, Node] = {}  # each symbol's definition node
     for item in ordered:
-        start, end = item.range_node.start_byte, item.range_node.end_byte
+        start, end, start_point, end_point = item.bounds()
         while stack and not (stack[-1].start_byte <= start and end <= stack[-1].end_byte):
             stack.pop()
         parent = stack[-1] if stack else None
@@ -956,8 +1012,8 @@ def extract_symbols(lang: str, tree: Tree, source: bytes) -> list[ExtractedSymbo
             qualified_name=qualified,
             signature=_signature(lang, item, source),
             docstring=docstring,
-            start_line=item.range_node.start_point.row + 1,
-            end_line=_end_line(item.range_node),
+            start_line=start_point.row + 1,
+            end_line=_end_line(start_point, end_point),
             start_byte=start,
             end_byte=end,
             name_line=name_point.row + 1,
@@ -969,9 +1025,8 @@ def extract_symbols(lang: str, tree: Tree, source: bytes) -> list[ExtractedSymbo
     return symbols
 
 
-def _end_line(node: Node) -> int:
-    """1-based last line; a node ending at column 0 ends on the line before."""
-    row, column = node.end_point.row, node.end_point.column
-    if column == 0 and row > node.start_point.row:
-        return row
-    return row + 1
+def _end_line(start: Point, end: Point) -> int:
+    """1-based last line; a span ending at column 0 ends on the line before."""
+    if end.column == 0 and end.row > start.row:
+        return end.row
+    return end.row + 1
