@@ -144,6 +144,11 @@ _SQLITE: tuple[str, ...] = (
     RECHUNK,
     # 6: import paths are no longer names (parsing/identifiers.py): parse again.
     REPARSE,
+    # 7: more symbols in JavaScript, TypeScript, C and C++ (functions assigned to
+    # properties, prototypes returning pointers, C++ headers named .h), bare qualified
+    # names for Rust impls and C++, Markdown setext sections, and impl blocks no longer
+    # defining their type in the map's graph (parsing/symbols.py, graph.py).
+    REPARSE,
 )
 
 #: The same steps for PostgreSQL: identity columns instead of rowid aliases, no
@@ -221,10 +226,12 @@ _POSTGRESQL: tuple[str, ...] = (
     RECHUNK,
     RECHUNK,
     REPARSE,
+    REPARSE,
 )
 #: Per dialect, the same numbered steps (a file's schema version counts them).
 CODE_MIGRATIONS: dict[Dialect, tuple[str, ...]] = {"sqlite": _SQLITE, "postgresql": _POSTGRESQL}
-#: The oldest version a read-only open reads as it is: step 6 only asks for a new parse.
+#: The oldest version a read-only open reads as it is: steps 6 and 7 only ask for a new
+#: parse.
 CODE_READABLE_FROM = 5
 #: The layer's tables (with graph.py's two), parents first: ``remembrances copy``
 #: copies them row for row, ids kept.

@@ -269,6 +269,29 @@ def test_an_index_from_before_per_part_lines_is_rechunked_once(
     assert code.index(root).files_unchanged == 2  # and only once
 
 
+def test_an_index_from_before_step_7_is_parsed_again_once(store: Store, tmp_path: Path) -> None:
+    """Step 7 finds more symbols (``app.listen = function``): files unchanged since an
+    older version indexed them are parsed again, once, and their chunks kept."""
+    root = tmp_path / "proj"
+    write(root / "app.js", "app.listen = function (port) {\n  return port;\n};\n")
+    write(root / "b.py", "def beta():\n    return 2\n")
+    code = CodeIndexer(store)
+    assert code.index(root).files_indexed == 2
+    with store.db.write() as conn:
+        conn.execute("UPDATE meta SET value = '6' WHERE key = 'schema:code'")
+        conn.execute("DELETE FROM code_symbols WHERE name = 'listen'")  # as step 6 saw it
+    code = CodeIndexer(store)
+    assert code.find_symbol("app.listen") == []
+    embedder = store.embedder
+    assert isinstance(embedder, HashEmbedder)
+    texts_before = embedder.calls
+    report = code.index(root)
+    assert (report.files_indexed, report.files_unchanged) == (2, 0)
+    assert [s.qualified_name for s in code.find_symbol("app.listen")] == ["app.listen"]
+    assert embedder.calls - texts_before <= 1  # b.py's chunk kept its vector
+    assert code.index(root).files_unchanged == 2  # and only once
+
+
 def test_parsing_progress_counts_each_batch_once(
     code: CodeIndexer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
