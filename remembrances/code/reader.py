@@ -8,6 +8,7 @@ tables through ``tables.py``. Nothing here writes.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -196,16 +197,29 @@ class IndexReader:
 
         A qualified name also matches as a suffix (``Inner.run`` finds
         ``Outer.Inner.run``); when nothing matches exactly, the match ignores case.
+        Generic arguments are read past (``Box<T>::value`` is ``Box.value``), as the
+        index names symbols, and a path written with ``::`` that finds nothing is
+        tried without its leading parts, down to two (``crate::other::Bar::hi``, then
+        ``other.Bar.hi``, then ``Bar.hi``).
         """
-        wanted = check_name(name_or_qualified_name, "name").replace("::", ".")
+        written = check_name(name_or_qualified_name, "name")
+        wanted = _without_generics(written).replace("::", ".")
         limit = check_limit(limit, MAX_SYMBOLS)
         kinds = None
         if kind is not None:  # as search checks them: a typo is an error, "methods" a kind
             kinds = [check_name(k, "kind") for k in ([kind] if isinstance(kind, str) else kind)]
             kinds = check_choices(kinds, self._symbol_kinds(), "symbol kind")
         name = check_project_name(project) if project is not None else None
+        paths = [wanted]
+        if "::" in written:  # a Rust or C++ path: its module parts may not be in the names
+            parts = wanted.split(".")
+            paths += [".".join(parts[i:]) for i in range(1, len(parts) - 1)]
         with self.store.snapshot() as tx:
-            return tables.find_symbols(tx, wanted, project=name, kinds=kinds, limit=limit)
+            for path in paths:
+                found = tables.find_symbols(tx, path, project=name, kinds=kinds, limit=limit)
+                if found:
+                    return found
+        return []
 
     def _file(self, tx: Transaction, file: Any, project: str | None) -> tuple[int, str]:
         if not isinstance(file, str | os.PathLike):
@@ -336,3 +350,18 @@ def _around(text: str, column: int) -> str:
     start = max(min(column - 1 - MAX_LINE_TEXT // 2, len(text) - MAX_LINE_TEXT), 0)
     end = start + MAX_LINE_TEXT
     return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+
+
+_GENERIC = re.compile(r"(?<=[A-Za-z0-9_])<[^<>]*>")
+
+
+def _without_generics(name: str) -> str:
+    """``name`` without its generic arguments (``Box<T>``, ``Map<K, Vec<V>>``), as symbols
+    are named; an operator's name (``operator<``, ``operator<=>``) is left whole."""
+    if "operator" in name:
+        return name
+    while True:
+        bare = _GENERIC.sub("", name)
+        if bare == name:
+            return name.strip()
+        name = bare

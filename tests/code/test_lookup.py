@@ -118,6 +118,31 @@ def test_a_name_may_start_with_the_package_folder_a_project_was_indexed_from(
     assert code.find_symbol("other.upload.Session.send", project="pkg") == []
 
 
+def test_rust_and_cpp_paths_and_generics_find_the_bare_names(
+    code: CodeIndexer, tmp_path: Path
+) -> None:
+    """Symbols are named ``Bar.hi`` and ``ns.Box.value``; users write the path and the
+    generics (``crate::other::Bar::hi``, ``ns::Box<T>::value``)."""
+    root = tmp_path / "mixed"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "other.rs").write_text(
+        "pub struct Bar;\n\nimpl<T> Bar {\n    pub fn hi(&self) {}\n}\n"
+    )
+    (root / "src" / "box.hpp").write_text(
+        "namespace ns {\ntemplate <typename T> struct Box {\n  T value();\n};\n}\n"
+    )
+    code.index(root, project="mixed")
+    for written, found in (
+        ("crate::other::Bar::hi", "Bar.hi"),
+        ("other::Bar.hi", "Bar.hi"),
+        ("ns::Box<T>::value", "ns.Box.value"),
+        ("Box<Vec<u8>>.value", "ns.Box.value"),
+    ):
+        assert [s.qualified_name for s in code.find_symbol(written)] == [found], written
+    assert code.find_symbol("crate::nowhere::Baz::hi") == []
+    assert code.find_symbol("nowhere.Bar.hi") == []  # a dotted module path stays exact
+
+
 def test_a_checkout_named_like_its_package_is_not_read_as_the_package(
     code: CodeIndexer, tmp_path: Path
 ) -> None:
