@@ -359,6 +359,7 @@ def build_app(
             req.query,
             limit=req.limit,
             collection=req.collection,
+            where=req.where,
             min_score=req.min_score,
             mode=req.mode,
         )
@@ -384,12 +385,13 @@ def build_app(
         limit: Annotated[int, Query(ge=1, le=1000)] = 10,
         session: str | None = None,
         user: str | None = None,
+        offset: Annotated[int, Query(ge=0, le=2**62)] = 0,
     ) -> Any:
         """Events, newest first, optionally within a subject, a conversation, a user's
-        events and a time window."""
+        events and a time window; ``offset`` pages past the first ``limit``."""
         found = svc.events.list(
             subject=subject, since=since, until=until, last=last, limit=limit,
-            session=session, user=user,
+            session=session, user=user, offset=offset,
         )  # fmt: skip
         return records(found)
 
@@ -431,7 +433,7 @@ def build_app(
     @v1.post("/events/prune", tags=["events"])
     def events_prune(req: m.PruneRequest) -> Any:
         """Delete events that happened before a cut-off."""
-        return {"deleted": svc.events.prune(older_than=req.older_than)}
+        return {"deleted": svc.events.prune(older_than=req.older_than, subject=req.subject)}
 
     @v1.post("/events/forget", tags=["events"])
     def events_forget(req: m.ForgetRequest) -> Any:

@@ -85,7 +85,10 @@ class IngestRequest(Body):
 class KBSearchRequest(Body):
     query: str
     limit: Limit = 5
-    collection: str | None = None
+    collection: str | list[str] | None = Field(None, description="One collection or several.")
+    where: dict[str, Any] | None = Field(
+        None, description='Filters on document metadata ({"lang": "en"}, {"year": {"$gte": 2024}}).'
+    )
     min_score: float | None = None
     mode: Mode = "hybrid"
 
@@ -134,6 +137,7 @@ class ConversationRequest(Body):
 
 class PruneRequest(Body):
     older_than: str = Field(description="An age such as 90d or 12w, or an ISO time.")
+    subject: str | None = Field(None, description="Only events of this subject.")
 
 
 class ForgetRequest(Body):

@@ -361,6 +361,12 @@ def build_server(
                 description="Turns around each conversation hit to include.",
             ),
         ] = 0,
+        min_score: MinScore | None = None,
+        mode: Mode = "hybrid",
+        recency: Annotated[
+            str | None,
+            Field(description="A half-life such as 3d: newer events rank higher."),
+        ] = None,
     ) -> CallToolResult:
         """Search or list events by text, subject, conversation, user and time window."""
         hits = svc.events.search(
@@ -373,6 +379,9 @@ def build_server(
             session=session,
             user=user,
             window=window,
+            min_score=min_score,
+            mode=mode,
+            recency=recency,
         )
         return _hits(hits, "No matching events.")
 

@@ -56,6 +56,10 @@ def test_knowledge_base_round_trip(http: httpx.Client) -> None:
     hits = ok(http.post("/v1/kb/search", json={"query": "VPN MFA", "limit": 3}))
     assert isinstance(hits, list) and hits[0]["source"] == "it/vpn"
     assert "embedding" not in hits[0]
+    scoped = {"query": "VPN MFA", "collection": ["default", "other"], "where": {"team": "ops"}}
+    assert [h["source"] for h in ok(http.post("/v1/kb/search", json=scoped))] == ["it/vpn"]  # type: ignore[index]
+    scoped["where"] = {"team": "dev"}
+    assert ok(http.post("/v1/kb/search", json=scoped)) == []
     doc = ok(http.get("/v1/kb/document", params={"source": "it/vpn"}))
     assert isinstance(doc, dict)
     assert doc["title"] == "VPN" and "MFA" in doc["text"] and doc["metadata"]["team"] == "ops"
@@ -78,6 +82,18 @@ def test_events_round_trip(http: httpx.Client) -> None:
     )  # fmt: skip
     assert isinstance(logged, dict) and logged["subject"] == "uploads"
     ok(http.post("/v1/events", json={"content": "Old outage", "at": "2020-01-01T00:00:00Z"}))
+    old_note = {"content": "Old note", "subject": "notes", "at": "2020-01-02T00:00:00Z"}
+    ok(http.post("/v1/events", json=old_note))
+    pages = [ok(http.get("/v1/events", params={"limit": 1, "offset": n})) for n in range(4)]
+    assert [[e["content"] for e in page] for page in pages] == [  # type: ignore[union-attr]
+        ["Alice fixed the upload retry bug"],
+        ["Old note"],
+        ["Old outage"],
+        [],
+    ]
+    assert ok(
+        http.post("/v1/events/prune", json={"older_than": "2021-01-01", "subject": "notes"})
+    ) == {"deleted": 1}
     hits = ok(http.post("/v1/events/search", json={"query": "upload retry", "limit": 5}))
     assert hits[0]["content"] == "Alice fixed the upload retry bug"  # type: ignore[index]
     listed = ok(http.get("/v1/events", params={"subject": "uploads"}))

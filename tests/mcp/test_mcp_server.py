@@ -301,6 +301,15 @@ def test_event_tools(drive: Drive) -> None:
         bad = await call(session, "events_search", last="forever")
         assert bad.is_error and "duration" in text_of(bad)
 
+        words = await call(session, "events_search", query="database", mode="text", recency="3d")
+        assert [e["content"] for e in words.structured_content["results"]] == [
+            "Upgraded the database"
+        ]
+        strict = await call(session, "events_search", query="deploy disk full", min_score=1.0)
+        assert strict.structured_content["count"] == 0
+        wrong = await call(session, "events_search", query="x", mode="fuzzy")
+        assert wrong.is_error
+
     drive(scenario)
 
 
