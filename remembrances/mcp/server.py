@@ -493,6 +493,17 @@ def build_server(
         min_score: MinScore = 0.0,
         user: UserScope = None,  # documents and code are shared: they stay
         session: SessionScope = None,
+        collections: Annotated[
+            list[str] | None, Field(description="Only these collections (or code projects).")
+        ] = None,
+        since: Annotated[
+            str | None,
+            Field(description="ISO time; only what happened at or after it (events only)."),
+        ] = None,
+        until: Annotated[
+            str | None,
+            Field(description="ISO time; only what happened at or before it (events only)."),
+        ] = None,
     ) -> CallToolResult:
         """Search all memory at once: documents, events and code."""
         kind = check_choices(kinds, source_kinds(svc), "kind") if kinds else None
@@ -502,6 +513,9 @@ def build_server(
             kind=kind,
             mode=mode,
             min_score=min_score,
+            collection=collections or None,
+            since=since,
+            until=until,
             kind_where={"event": scope_where(user, session)},
         )
         return _hits(hits, "Nothing in memory matches.")

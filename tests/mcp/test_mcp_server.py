@@ -107,6 +107,11 @@ def test_search_memory_enrich_and_stats(drive: Drive) -> None:
         hits = await call(session, "memory_search", query="roll back deploy", kinds=["kb"])
         assert hits.structured_content["count"] >= 1
         assert hits.structured_content["results"][0]["source"] == "rollback"
+        elsewhere = await call(session, "memory_search", query="roll back deploy",
+                               collections=["other"])  # fmt: skip
+        assert elsewhere.structured_content["count"] == 0
+        timed = await call(session, "memory_search", query="roll back deploy", since="2020-01-01")
+        assert "rollback" not in [h["source"] for h in timed.structured_content["results"]]
 
         context = await call(
             session,
