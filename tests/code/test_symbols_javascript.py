@@ -229,3 +229,21 @@ def test_class_fields_holding_functions_are_methods() -> None:
     ]
     assert rows("repo.ts", "typescript", ts) == expected
     assert rows("repo.tsx", "tsx", ts) == expected
+
+
+def test_callbacks_in_objects_no_name_holds_are_not_symbols() -> None:
+    """Routes' ``handler: () => ...``, table-driven tests' ``check``, a getter passed to
+    ``defineProperty``: bare ``handler`` and ``get`` filled search and the map."""
+    source = (
+        "const routes = [\n"
+        "  { path: '/a', handler: () => 'a' },\n"
+        "  { path: '/b', handler: function () { return 'b'; } },\n"
+        "];\n"
+        "Object.defineProperty(app, 'router', { get: function () { return 1; } });\n"
+        "const util = { trim: (s) => s.trim() };\n"
+        "export default { data() { return {}; } };\n"
+    )
+    assert [(kind, name) for kind, name, *_ in rows("r.js", "javascript", source)] == [
+        ("method", "util.trim"),  # held by a name: a symbol
+        ("method", "data"),  # a shorthand method, as before
+    ]

@@ -667,7 +667,12 @@ def _describe_object_member(node: Node) -> _Found | None:
     if not name or node.parent is None:
         return None
     names, owner = _object_owner(node.parent)
-    if names is None:  # an object no name holds: a method of nothing we know
+    if names is None and node.type == "pair":
+        # an object no name holds (an argument, an array's item): ``{get: function()
+        # {...}}`` to defineProperty, routes' ``handler: () => ...`` are callbacks, and
+        # as symbols they filled search and the map with bare ``get`` and ``handler``
+        return None
+    if names is None:  # shorthand ``data() {...}``, as before: a method of nothing we know
         return _Found("method", name, name_node, node, node)
     kind = "method" if names else "function"
     return _Found(kind, name, name_node, node, node, tuple(names), owner=owner)
