@@ -147,3 +147,21 @@ def test_cpp_qualified_names_are_bare_names_joined_by_dots() -> None:
             "template <typename T> int ns::Box<T>::Inner::get()",
         ),
     ]
+
+
+def test_a_call_after_a_macro_in_a_body_is_not_a_prototype() -> None:
+    """``Py_END_ALLOW_THREADS`` then ``PyMem_Free(path);`` parses as a declaration: psutil's
+    ``disk_usage`` got a function ``disk_usage.PyMem_Free``. So does C++'s ``Foo f();``."""
+    c_body = (
+        "static PyObject *\ndisk_usage(PyObject *self, PyObject *args) {\n"
+        "    Py_BEGIN_ALLOW_THREADS\n    retval = do_io(path);\n    Py_END_ALLOW_THREADS\n\n"
+        "    PyMem_Free(path);\n    return NULL;\n}\nint add(int a, int b);\n"
+    )
+    assert [(kind, name) for kind, name, *_ in rows("disk.c", "c", c_body)] == [
+        ("function", "disk_usage"),
+        ("function", "add"),  # a prototype outside any body still is one
+    ]
+    cpp_body = "int main() {\n    Widget w();\n    return 0;\n}\n"
+    assert [(kind, name) for kind, name, *_ in rows("m.cpp", "cpp", cpp_body)] == [
+        ("function", "main")
+    ]

@@ -465,7 +465,9 @@ def _describe(lang: str, node: Node, capture: str) -> _Found | None:
         # a member function declared without its body (pure virtual, defined
         # elsewhere) or a header's prototype: a function all the same
         function = _declared_function(_field(node, "declarator"))
-        if function is None:
+        if function is None or (t == "declaration" and _in_function_body(node)):
+            # in a body a "prototype" is a macro before a call (``Py_END_ALLOW_THREADS
+            # PyMem_Free(path);``) or C++'s most vexing parse, not a function
             return None
         kind = "function"
         name_node, scope = _declarator_name(function)
@@ -615,6 +617,15 @@ _NAME_TYPES = frozenset({"identifier", "property_identifier"})
 _TRANSPARENT = frozenset(
     {"parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression"}
 )
+
+
+def _in_function_body(node: Node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type in ("function_definition", "lambda_expression"):
+            return True
+        parent = parent.parent
+    return False
 
 
 def _key_name(key: Node | None) -> str:
