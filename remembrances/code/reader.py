@@ -358,7 +358,10 @@ _GENERIC = re.compile(r"(?<=[A-Za-z0-9_])<[^<>]*>")
 def _without_generics(name: str) -> str:
     """``name`` without its generic arguments (``Box<T>``, ``Map<K, Vec<V>>``), as symbols
     are named; an operator's name (``operator<``, ``operator<=>``) is left whole."""
-    if "operator" in name:
+    at = name.find("operator")
+    if at > 0:  # Box<T>::operator< : the path before the operator only
+        return _without_generics(name[:at]) + name[at:]
+    if at == 0:
         return name
     while True:
         bare = _GENERIC.sub("", name)

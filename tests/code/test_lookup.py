@@ -129,7 +129,8 @@ def test_rust_and_cpp_paths_and_generics_find_the_bare_names(
         "pub struct Bar;\n\nimpl<T> Bar {\n    pub fn hi(&self) {}\n}\n"
     )
     (root / "src" / "box.hpp").write_text(
-        "namespace ns {\ntemplate <typename T> struct Box {\n  T value();\n};\n}\n"
+        "namespace ns {\ntemplate <typename T> struct Box {\n  T value();\n"
+        "  Box& operator=(const Box& other);\n  bool operator<(const Box& other) const;\n};\n}\n"
     )
     code.index(root, project="mixed")
     for written, found in (
@@ -137,6 +138,9 @@ def test_rust_and_cpp_paths_and_generics_find_the_bare_names(
         ("other::Bar.hi", "Bar.hi"),
         ("ns::Box<T>::value", "ns.Box.value"),
         ("Box<Vec<u8>>.value", "ns.Box.value"),
+        ("ns::Box<T>::operator=", "ns.Box.operator="),
+        ("Box<T>::operator<", "ns.Box.operator<"),
+        ("operator<", "ns.Box.operator<"),
     ):
         assert [s.qualified_name for s in code.find_symbol(written)] == [found], written
     assert code.find_symbol("crate::nowhere::Baz::hi") == []
