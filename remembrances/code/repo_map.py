@@ -47,6 +47,8 @@ DESCRIPTIVE_NAME_BOOST = 10.0
 FOCUS_BACKGROUND = 0.05
 #: Symbols shown per (file, name): same-named methods of different classes.
 MAX_SYMBOLS_PER_NAME = 3
+#: Kinds that add to a type defined elsewhere, under its name: shown as themselves.
+BLOCKS = frozenset({"impl", "extension"})
 INDENT = "  "
 
 TokenCounter = Callable[[str], int]
@@ -376,24 +378,35 @@ def _render(
     for file_id, names in chosen.items():
         in_file = symbols.get(file_id, [])
         by_position = {s.position: s for s in in_file}
+
         # One definition per qualified name, the first: ``@overload`` stubs took three
         # lines each of click's map; a property is shown by its getter, not its setter;
-        # a class defined twice (``if TYPE_CHECKING:``) once, with every method.
-        first: dict[str, int] = {}
+        # a class defined twice (``if TYPE_CHECKING:``) once, with every method. A Rust
+        # impl block (a Swift extension) is named after its type but is a block of its
+        # own: ``impl Display for Foo`` is shown over its ``fmt``, not the struct.
+        def key(s: SymbolSpan) -> tuple[int | None, str]:
+            if s.kind in BLOCKS:
+                return s.position, s.qualified_name
+            holder = by_position.get(s.parent) if s.parent is not None else None
+            return (s.parent if holder is not None and holder.kind in BLOCKS else None), (
+                s.qualified_name
+            )
+
+        first: dict[tuple[int | None, str], int] = {}
         for s in in_file:
-            first.setdefault(s.qualified_name, s.position)
+            first.setdefault(key(s), s.position)
 
         shown: dict[int, float] = {}
         taken: dict[str, int] = {}
         for s in in_file:
-            if first[s.qualified_name] != s.position:
+            if first[key(s)] != s.position:
                 continue
             if s.name in names and taken.get(s.name, 0) < MAX_SYMBOLS_PER_NAME:
                 taken[s.name] = taken.get(s.name, 0) + 1
                 shown[s.position] = names[s.name]
                 parent = s.parent
                 while parent is not None and parent in by_position:  # enclosing classes
-                    shown.setdefault(first[by_position[parent].qualified_name], 0.0)
+                    shown.setdefault(first[key(by_position[parent])], 0.0)
                     parent = by_position[parent].parent
         if not shown:
             continue

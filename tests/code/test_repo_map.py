@@ -240,6 +240,31 @@ def test_impl_blocks_are_not_definitions_of_their_type(code: CodeIndexer, tmp_pa
     assert lines[:2] == ["src/value.rs:", "  pub enum Value"], lines
 
 
+def test_a_methods_impl_block_is_shown_over_it_not_the_struct(
+    code: CodeIndexer, tmp_path: Path
+) -> None:
+    """Impl blocks are named after their type, and a method's enclosing line was the
+    struct's, so which trait a method implements was lost."""
+    lib = (
+        "pub struct Foo { x: u8 }\n"
+        "impl Clone for Foo {\n    fn clone(&self) -> Self { Foo { x: self.x } }\n}\n"
+        "impl std::fmt::Display for Foo {\n"
+        "    fn fmt(&self, f: &mut Formatter) -> Result { Ok(()) }\n}\n"
+    )
+    main = "fn main() { let f: Foo = Foo { x: 1 }; f.clone(); f.fmt(); }\n"
+    write(tmp_path / "imp", {"src/lib.rs": lib, "src/main.rs": main})
+    code.index(tmp_path / "imp", project="imp", embed=False)
+    assert code.repo_map("imp").text.splitlines()[:7] == [
+        "src/lib.rs:",
+        "  pub struct Foo",
+        "  impl Clone for Foo",
+        "    fn clone(&self) -> Self",
+        "  impl std::fmt::Display for Foo",
+        "    fn fmt(&self, f: &mut Formatter) -> Result",
+        "src/main.rs:",
+    ]
+
+
 def test_budget_is_respected_and_a_smaller_map_is_a_prefix(code: CodeIndexer, calls: Path) -> None:
     code.index(calls, project="calls", embed=False)
     full = code.repo_map("calls", budget_tokens=1024)
