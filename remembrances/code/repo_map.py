@@ -365,6 +365,16 @@ def _rank(
     return ranked, {f: float(rank[node_of[f]]) * kept[f] for f in ids}
 
 
+def _shown_as(s: SymbolSpan, by_position: dict[int, SymbolSpan]) -> tuple[int | None, str]:
+    """What one line of a file's map stands for: a qualified name, except that a Rust impl
+    block (a Swift extension) is named after its type but is a block of its own, and
+    ``impl Display for Foo`` is shown over its ``fmt``, not the struct's line."""
+    if s.kind in BLOCKS:
+        return s.position, s.qualified_name
+    holder = by_position.get(s.parent) if s.parent is not None else None
+    return (s.parent if holder is not None and holder.kind in BLOCKS else None), s.qualified_name
+
+
 def _render(
     selected: list[tuple[float, int, str]],
     files: dict[int, str],
@@ -381,32 +391,24 @@ def _render(
 
         # One definition per qualified name, the first: ``@overload`` stubs took three
         # lines each of click's map; a property is shown by its getter, not its setter;
-        # a class defined twice (``if TYPE_CHECKING:``) once, with every method. A Rust
-        # impl block (a Swift extension) is named after its type but is a block of its
-        # own: ``impl Display for Foo`` is shown over its ``fmt``, not the struct.
-        def key(s: SymbolSpan) -> tuple[int | None, str]:
-            if s.kind in BLOCKS:
-                return s.position, s.qualified_name
-            holder = by_position.get(s.parent) if s.parent is not None else None
-            return (s.parent if holder is not None and holder.kind in BLOCKS else None), (
-                s.qualified_name
-            )
-
+        # a class defined twice (``if TYPE_CHECKING:``) once, with every method; an impl
+        # block as itself (``_shown_as``).
+        key = {s.position: _shown_as(s, by_position) for s in in_file}
         first: dict[tuple[int | None, str], int] = {}
         for s in in_file:
-            first.setdefault(key(s), s.position)
+            first.setdefault(key[s.position], s.position)
 
         shown: dict[int, float] = {}
         taken: dict[str, int] = {}
         for s in in_file:
-            if first[key(s)] != s.position:
+            if first[key[s.position]] != s.position:
                 continue
             if s.name in names and taken.get(s.name, 0) < MAX_SYMBOLS_PER_NAME:
                 taken[s.name] = taken.get(s.name, 0) + 1
                 shown[s.position] = names[s.name]
                 parent = s.parent
                 while parent is not None and parent in by_position:  # enclosing classes
-                    shown.setdefault(first[key(by_position[parent])], 0.0)
+                    shown.setdefault(first[key[parent]], 0.0)
                     parent = by_position[parent].parent
         if not shown:
             continue
