@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import remembrances
 from remembrances.code.parsing.analysis import analyze_source
 from remembrances.code.parsing.languages import grammar_of, parser
+from remembrances.embeddings import HashEmbedder
 
 
 def rows(path: str, language: str, source: str) -> list[tuple[str, str, int, int, str]]:
@@ -88,6 +92,20 @@ def test_a_cpp_header_named_h_is_parsed_as_cpp() -> None:
         ("method", "ui.Widget.self", 7, 7, "const Widget& self() const"),
     ]
     assert "Widget" in analysis.names
+    # its chunks are C++, so that a search of languages=["cpp"] finds them
+    assert {c.metadata["language"] for c in analysis.chunks} == {"cpp"}
+
+
+def test_a_cpp_header_named_h_is_searched_as_cpp(tmp_path: Path) -> None:
+    (tmp_path / "ui" / "include").mkdir(parents=True)
+    (tmp_path / "ui" / "include" / "widget.h").write_text(WIDGET_H)
+    (tmp_path / "ui" / "util.h").write_text("int clamp(int value, int low, int high);\n")
+    with remembrances.open(tmp_path / "m.db", embedder=HashEmbedder(64)) as svc:
+        svc.code.index(tmp_path / "ui", project="ui")
+        cpp = svc.code.search("widget width", languages=["cpp"], mode="text")
+        c = svc.code.search("widget width clamp", languages=["c"], mode="text")
+    assert {h.qualified_name for h in cpp} >= {"ui.Widget.width"}
+    assert {h.path for h in c} == {"util.h"}  # plain C stays C
 
 
 def test_a_cpp_header_that_c_reads_without_an_error_is_cpp_too() -> None:

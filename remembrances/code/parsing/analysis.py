@@ -14,7 +14,7 @@ from ...discovery import is_binary
 from ...records import Chunk
 from .chunking import DEFAULT_CHUNK_CHARS, file_chunks
 from .identifiers import encode_positions, identifier_positions
-from .languages import parser
+from .languages import grammar_of, parser
 from .symbols import ExtractedSymbol, extract_symbols
 
 
@@ -75,7 +75,9 @@ def analyze_source(
 ) -> FileAnalysis:
     tree = parser(language).parse(data)
     symbols = extract_symbols(language, tree, data)
-    chunks = file_chunks(path, language, data, symbols, budget=budget)
+    # A chunk says the language its text is in: a C++ header named .h is C++ there (a
+    # search for languages=["cpp"] finds it); the file keeps the language of its name.
+    chunks = file_chunks(path, grammar_of(tree, language), data, symbols, budget=budget)
     names = {
         name: encode_positions(positions)
         for name, positions in identifier_positions(language, tree, data).items()
