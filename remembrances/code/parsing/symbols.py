@@ -818,7 +818,9 @@ def clean_comment(raw: str) -> str:
 
 
 def _leading_comment(lang: str, anchor: Node) -> str:
-    """The comment block right above ``anchor`` (no blank line between them)."""
+    """The comment block right above ``anchor`` (no blank line between them; in
+    JavaScript and TypeScript, one blank line after a JSDoc ``/** */`` block, as express
+    writes all of its own, unless it opens the file: that is the file's header)."""
     comment_types = _COMMENTS.get(lang, _DEFAULT_COMMENTS)
     parts: list[str] = []
     row = anchor.start_point.row
@@ -830,7 +832,7 @@ def _leading_comment(lang: str, anchor: Node) -> str:
         end = node.end_point.row
         if node.end_point.column == 0 and end > node.start_point.row:
             end -= 1
-        if end < row - 1:
+        if end < row - 1 and not (end == row - 2 and not parts and _jsdoc_above(lang, node)):
             break
         if text_of(node).startswith(("//!", "/*!")):
             break  # an inner doc comment: the enclosing module's (Rust's crate docs)
@@ -846,6 +848,19 @@ def _leading_comment(lang: str, anchor: Node) -> str:
         row = node.start_point.row
         node = node.prev_named_sibling
     return clean_comment("\n".join(reversed(parts))) if parts else ""
+
+
+def _jsdoc_above(lang: str, node: Node) -> bool:
+    """A JSDoc block of several lines (``/**``, its text, `` */``): one-line ``/** Map /
+    Set plugin */`` and ``/*****`` banners title a part of the file, not what follows."""
+    if lang not in ("javascript", "typescript", "tsx"):
+        return False
+    if not re.match(r"/\*\*\s", text_of(node)) or node.end_point.row == node.start_point.row:
+        return False
+    opens_file = node.prev_named_sibling is None and (
+        node.parent is None or node.parent.type == "program"
+    )
+    return not opens_file
 
 
 _BODY_TYPES = frozenset(
