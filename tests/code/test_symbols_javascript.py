@@ -266,3 +266,23 @@ def test_a_jsdoc_block_one_blank_line_above_is_the_docstring() -> None:
     ]
     header = "/**\n * First in the file: its header.\n */\n\nfunction first() {}\n"
     assert [doc for *_, doc in rows("b.ts", "typescript", header)] == [""]
+
+
+def test_this_assigned_a_function_in_a_classs_method_is_a_method_of_the_class() -> None:
+    """zod's ``this.addIssue = (sub) => ...`` in the constructor was
+    ``ZodError.constructor.addIssue``, a function of the constructor."""
+    source = (
+        "class ZodError {\n  constructor(issues) {\n"
+        "    this.addIssue = (sub) => { this.issues.push(sub); };\n  }\n"
+        "  reset() {\n    this.handler = function () {};\n  }\n}\n"
+        "function Foo() {\n  this.bar = function () { return 1; };\n}\n"
+    )
+    assert [(kind, name) for kind, name, *_ in rows("e.js", "javascript", source)] == [
+        ("class", "ZodError"),
+        ("method", "ZodError.constructor"),
+        ("method", "ZodError.addIssue"),
+        ("method", "ZodError.reset"),
+        ("method", "ZodError.handler"),
+        ("function", "Foo"),
+        ("function", "Foo.bar"),  # a constructor function's: as before
+    ]

@@ -58,6 +58,8 @@ class _Found:
     owner: Node | None = None
     # bytes and points the symbol spans when they are not range_node's (a Markdown section)
     span: tuple[int, int, Point, Point] | None = None
+    # JS/TS ``this.x = function`` in a class's method: a method of the class
+    on_this: bool = False
 
     def bounds(self) -> tuple[int, int, Point, Point]:
         if self.span is not None:
@@ -608,7 +610,8 @@ def _describe_assignment(node: Node) -> _Found | None:
             return None
         names = [text_of(name_node)]
     kind = "method" if len(names) > 1 else "function"
-    return _Found(kind, names[-1], name_node, node, node, tuple(names[:-1]))
+    on_this = text_of(path[0]) == "this" and len(path) == 2
+    return _Found(kind, names[-1], name_node, node, node, tuple(names[:-1]), on_this=on_this)
 
 
 _NAME_TYPES = frozenset({"identifier", "property_identifier"})
@@ -1011,6 +1014,10 @@ def extract_symbols(lang: str, tree: Tree, source: bytes) -> list[ExtractedSymbo
         while stack and not (stack[-1].start_byte <= start and end <= stack[-1].end_byte):
             stack.pop()
         parent = stack[-1] if stack else None
+        if item.on_this and parent is not None and parent.kind == "method":
+            # this.handler = () => {...} in a class's constructor or method: the class's
+            held = next((s for s in reversed(stack) if s.index == parent.parent), None)
+            parent = held if held is not None and held.kind in CLASS_LIKE else parent
         kind = item.kind
         if (
             kind == "function"
