@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,27 @@ from .records import AddReport
 MAX_DOCUMENT_CHARS = 10_000_000
 #: Chunk metadata keys the knowledge base sets itself; user metadata may not use them.
 RESERVED_KEYS = frozenset({"heading_path", "char_start", "char_end"})
+#: ``[[note]]`` and ``[[note|shown]]`` (Obsidian, Logseq): a title shows the words.
+_WIKILINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
+#: ``title: ...`` on a line of YAML front matter (a plain or quoted scalar).
+_FRONT_TITLE = re.compile(r"^title:[ \t]*(['\"]?)(.+?)\1[ \t]*$", re.MULTILINE)
+
+
+def _link_text(match: re.Match[str]) -> str:
+    return (match.group(2) or match.group(1)).strip()
+
+
+def front_matter_title(text: str) -> str | None:
+    """The ``title:`` of a Markdown file's YAML front matter (notes vaults name a note
+    there, and its first heading may be "Pricing tiers with [[Anna Schmidt]]")."""
+    if not text.startswith("---"):
+        return None
+    end = text.find("\n---", 3)
+    if end < 0:
+        return None
+    found = _FRONT_TITLE.search(text[3:end])
+    title = found.group(2).strip() if found else ""
+    return title or None
 
 
 def check_metadata(metadata: Any) -> tuple[dict[str, Any], str]:
@@ -135,9 +157,11 @@ def stage(
     if stored is not None and stored.fingerprint == fingerprint:
         return AddReport(source, collection, "unchanged", stored.chunks)
     pieces = chunker.split(text, format=format)
-    if title is None:  # the first heading, else the file's name
+    if title is None:  # front matter's title, the first heading, else the file's name
         headed = next((p.headings[0] for p in pieces if p.headings), None)
-        title = headed or (Path(file.path).name if file else None)
+        title = front_matter_title(text) if format == "markdown" else None
+        title = title or (_WIKILINK.sub(_link_text, headed) if headed else None)
+        title = title or (Path(file.path).name if file else None)
     chunks = [
         Chunk(
             text=piece.text,

@@ -110,6 +110,23 @@ def test_hidden_files_ingested_on_request_stay_until_their_files_go(
     assert [d.source for d in kb.list() if d.source.startswith(".")] == [".hidden.md"]
 
 
+def test_a_notes_title_comes_from_front_matter_and_wikilinks_read_as_words(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    """A vault names a note in its front matter; its first heading may hold links."""
+    root = tmp_path / "vault"
+    write(root / "m1.md", '---\ntitle: "Meeting: Pricing tiers"\ntags: [meeting]\n---\n'
+          "# Pricing tiers with [[Anna Schmidt]]\n\nWe keep three tiers.\n")  # fmt: skip
+    write(root / "m2.md", "# Budget 2027 with [[people/david|David Kim]]\n\nHiring freeze.\n")
+    write(root / "m3.md", "---\ntags: [idea]\n---\n# Idea\n\nA note.\n")
+    kb.ingest(root)
+    assert kb.get("m1.md").title == "Meeting: Pricing tiers"
+    assert kb.get("m2.md").title == "Budget 2027 with David Kim"
+    assert kb.get("m3.md").title == "Idea"
+    hit = kb.search("three pricing tiers", limit=1)[0]
+    assert hit.title == "Meeting: Pricing tiers"
+
+
 def test_a_second_pass_costs_nothing(
     kb: KnowledgeBase, notes: Path, embedder: HashEmbedder
 ) -> None:
