@@ -59,8 +59,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Sequence
 
-from .. import fusion
-from ..fts_query import query_terms, split_identifier
+from .. import fusion, name_match
+from ..fts_query import split_identifier
 from ..records import SearchResult
 from ..store import Store
 from .tables import KIND
@@ -107,8 +107,6 @@ _MODIFIERS = frozenset(
 )
 #: Languages whose parameters are written type first (``int count``): the name is last.
 _TYPE_FIRST = frozenset({"c", "cpp", "java", "csharp"})
-#: A name's word this long or longer also matches the query words it begins (abbreviations).
-ABBREVIATION_LETTERS = 5
 
 
 def identifier_words(text: str) -> list[str]:
@@ -130,23 +128,8 @@ def symbol_words(result: SearchResult) -> list[str]:
 
 def name_matches(store: Store, query: str, results: Sequence[SearchResult]) -> dict[int, float]:
     """Per result id, the share of the query's words that name it (see the module docstring)."""
-    terms = query_terms(query)
-    if not terms or not results:
-        return {}
     named = {r.id: symbol_words(r) for r in results}
-    vocabulary = list(dict.fromkeys([*terms, *(w for ws in named.values() for w in ws)]))
-    stem_of = dict(zip(vocabulary, store.stems(vocabulary), strict=True))
-    wanted = set(stem_of[t] for t in terms)
-    return {
-        i: max(len(_named_words(wanted, {stem_of[w] for w in words})) - 1, 0) / len(wanted)
-        for i, words in named.items()
-    }
-
-
-def _named_words(wanted: set[str], name: set[str]) -> set[str]:
-    """The query's stems that a name's stems hold, whole or abbreviated (``param``)."""
-    prefixes = [n for n in name if len(n) >= ABBREVIATION_LETTERS]
-    return {w for w in wanted if w in name or any(w.startswith(p) for p in prefixes)}
+    return name_match.name_matches(store, query, named, abbreviations=True)
 
 
 def code_words(query: str) -> frozenset[str]:

@@ -12,7 +12,9 @@ from __future__ import annotations
 import builtins
 import difflib
 import json
+import math
 import os
+import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -20,9 +22,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .. import fusion
 from ..chunking import MAX_LEAD_CHARS, Chunker, Format, sentence_lead
 from ..errors import NotFoundError
+from ..name_match import name_matches
 from ..progress import Progress
+from ..records import SearchResult
 from ..storage.transaction import Row
 from ..store import MAX_LIMIT, Prepared, SearchMode, Store, Where
 from ..validation import check_limit, check_min_score, check_name, check_offset
@@ -452,8 +457,12 @@ class KnowledgeBase:
             kind=KIND,
             collection=collection,
             where=where,
-            min_score=0.0 if min_score is None else float(min_score),
+            min_score=0.0 if min_score is None or mode == "hybrid" else float(min_score),
         )
+        if mode == "hybrid":
+            results = self._named(query, results)
+            if min_score is not None:
+                results = [r for r in results if r.score >= min_score]
         found = passages(results, limit)
         self._add_leads(found)
         titles = self._titles({(p.best.collection, p.best.source) for p in found})
@@ -478,6 +487,29 @@ class KnowledgeBase:
                 )
             )
         return hits
+
+    def _named(
+        self, query: str, results: builtins.list[SearchResult]
+    ) -> builtins.list[SearchResult]:
+        """Hybrid results with the words of their document's title and heading path as
+        evidence too (``fusion.KIND_PARAMS["kb"].name_weight``, :mod:`..name_match`): the
+        embedder reads them, the word index only the chunk's text."""
+        weight = fusion.params_for(KIND, query).name_weight
+        if not weight or not results:
+            return results
+        titles = self._titles({(r.collection, r.source) for r in results})
+        named = {
+            r.id: _WORDS.findall(
+                f"{titles.get((r.collection, r.source)) or ''} "
+                f"{r.metadata.get('heading_path', '')}".lower()
+            )
+            for r in results
+        }
+        for r_id, share in name_matches(self.store, query, named).items():
+            if share:
+                result = next(r for r in results if r.id == r_id)
+                result.score = _with_logit(result.score, weight * share)
+        return sorted(results, key=lambda r: (-r.score, r.id))
 
     def _add_leads(self, found: builtins.list[Passage]) -> None:
         """Start each passage that starts mid-sentence at its sentence (:mod:`.passages`)."""
@@ -587,3 +619,13 @@ def _linked(row: Mapping[str, Any]) -> bool:
         return Path(row["path"]).is_file()
     except OSError:
         return False
+
+
+#: A title's words, in any script (``✈️ Packing list.md``: packing, list, md).
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def _with_logit(score: float, added: float) -> float:
+    """``score`` (a probability) with ``added`` on its log-odds."""
+    score = min(max(score, 1e-12), 1.0 - 1e-12)
+    return 1.0 / (1.0 + math.exp(-(math.log(score / (1.0 - score)) + added)))
