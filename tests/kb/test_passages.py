@@ -48,7 +48,9 @@ def test_adjacent_matching_chunks_of_a_section_are_one_passage(
     # Fewer hits than chunks: the matching neighbours were joined...
     assert len(hits) < len(chunk_hits)
     best = hits[0]
-    assert best.score == chunk_hits[0].score and best.chunk_id == chunk_hits[0].id
+    assert best.chunk_id == chunk_hits[0].id
+    # the heading path "Key rotation" holds two of the words: the name match adds to it
+    assert best.score > chunk_hits[0].score
     # ...and the best hit holds its best chunk, at the place best_span says.
     assert best.best_span is not None
     start, end = best.best_span
