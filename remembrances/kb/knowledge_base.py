@@ -291,8 +291,10 @@ class KnowledgeBase:
 
         Besides the source itself this accepts the document's file as a path (from
         the current folder, or absolute) and a path that ends with the source
-        (``docs/cli.md`` for ``cli.md``) or that the source ends with. NotFoundError
-        when none or several documents match; its message names them.
+        (``docs/cli.md`` for ``cli.md``) or that the source ends with, and, when none
+        does, those without the extension (``Atomic Habits``, as a wikilink names
+        ``Books/Atomic Habits.md``). NotFoundError when none or several documents
+        match; its message names them.
         """
         spelling = check_name(spelling, "source")
         collection = check_name(collection, "collection")
@@ -319,6 +321,12 @@ class KnowledgeBase:
                 scored[name] = len(name)
             elif name.endswith("/" + wanted):
                 scored[name] = len(wanted)
+        if not scored and "." not in wanted.rsplit("/", 1)[-1]:
+            # a name without its extension, as a wikilink names a note ([[Atomic Habits]])
+            for name, _ in rows:
+                bare = _without_extension(name)
+                if bare == wanted or bare.endswith("/" + wanted):
+                    scored[name] = len(wanted)
         best = max(scored.values(), default=0)
         matches = [name for name, score in scored.items() if score == best]
         if len(matches) == 1:
@@ -619,6 +627,12 @@ def _linked(row: Mapping[str, Any]) -> bool:
         return Path(row["path"]).is_file()
     except OSError:
         return False
+
+
+def _without_extension(source: str) -> str:
+    head, _, last = source.rpartition("/")
+    stem = last.rsplit(".", 1)[0] if "." in last.strip(".") else last
+    return f"{head}/{stem}" if head else stem
 
 
 #: A title's words, in any script (``✈️ Packing list.md``: packing, list, md).

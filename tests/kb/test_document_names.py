@@ -74,6 +74,20 @@ def test_any_unambiguous_spelling_finds_the_document(
         kb.get("cli.mdx")
 
 
+def test_a_note_is_found_by_its_name_without_the_extension(kb: KnowledgeBase) -> None:
+    """A wikilink names a note without its extension: [[Atomic Habits]]."""
+    kb.add("# Atomic Habits\n\nSmall habits.\n", source="Books/Atomic Habits.md")
+    kb.add("# Atomic\n\nPhysics.\n", source="science/atomic.md")
+    assert kb.get("Atomic Habits").source == "Books/Atomic Habits.md"
+    assert kb.get("Books/Atomic Habits").source == "Books/Atomic Habits.md"
+    assert kb.get("atomic").source == "science/atomic.md"
+    kb.add("# Atomic (notes)\n\nMore.\n", source="notes/atomic.txt")
+    with pytest.raises(NotFoundError, match="could be any of"):
+        kb.get("atomic")  # two notes of that name: both named
+    with pytest.raises(NotFoundError):
+        kb.get("Habits")  # a whole name, not part of one
+
+
 def test_a_document_in_another_collection_is_named_with_it(kb: KnowledgeBase) -> None:
     kb.add("Rotate keys every 90 days.", source="keys.md", collection="notes")
     with pytest.raises(NotFoundError, match=r"it is in collection 'notes'; pass that collection"):
