@@ -353,15 +353,17 @@ def _around(text: str, column: int) -> str:
 
 
 _GENERIC = re.compile(r"(?<=[A-Za-z0-9_])<[^<>]*>")
+#: C++'s ``operator<``, ``operator=`` (not ``operator_registry``).
+_OPERATOR = re.compile(r"(?<![\w])operator(?=\s*[^\w\s])")
 
 
 def _without_generics(name: str) -> str:
     """``name`` without its generic arguments (``Box<T>``, ``Map<K, Vec<V>>``), as symbols
     are named; an operator's name (``operator<``, ``operator<=>``) is left whole."""
-    at = name.find("operator")
-    if at > 0:  # Box<T>::operator< : the path before the operator only
-        return _without_generics(name[:at]) + name[at:]
-    if at == 0:
+    operator = _OPERATOR.search(name)
+    if operator is not None and operator.start() > 0:  # Box<T>::operator< : the path only
+        return _without_generics(name[: operator.start()]) + name[operator.start() :]
+    if operator is not None:
         return name
     while True:
         bare = _GENERIC.sub("", name)

@@ -321,7 +321,7 @@ class KnowledgeBase:
                 scored[name] = len(name)
             elif name.endswith("/" + wanted):
                 scored[name] = len(wanted)
-        if not scored and "." not in wanted.rsplit("/", 1)[-1]:
+        if not scored:
             # a name without its extension, as a wikilink names a note ([[Atomic Habits]])
             for name, _ in rows:
                 bare = _without_extension(name)
@@ -508,7 +508,7 @@ class KnowledgeBase:
         titles = self._titles({(r.collection, r.source) for r in results})
         named = {
             r.id: _WORDS.findall(
-                f"{titles.get((r.collection, r.source)) or ''} "
+                f"{_FILE_EXTENSION.sub('', titles.get((r.collection, r.source)) or '')} "
                 f"{r.metadata.get('heading_path', '')}".lower()
             )
             for r in results
@@ -635,6 +635,8 @@ def _without_extension(source: str) -> str:
     return f"{head}/{stem}" if head else stem
 
 
+#: A file name's extension, as a title made from the file's name ends (``list.md``).
+_FILE_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,4}$")
 #: A title's words, in any script (``✈️ Packing list.md``: packing, list, md).
 _WORDS = re.compile(r"[^\W_]+")
 

@@ -38,6 +38,7 @@ def _link_text(match: re.Match[str]) -> str:
 def front_matter_title(text: str) -> str | None:
     """The ``title:`` of a Markdown file's YAML front matter (notes vaults name a note
     there, and its first heading may be "Pricing tiers with [[Anna Schmidt]]")."""
+    text = text.replace("\r\n", "\n")
     if not text.startswith("---"):
         return None
     end = text.find("\n---", 3)
@@ -45,6 +46,8 @@ def front_matter_title(text: str) -> str | None:
         return None
     found = _FRONT_TITLE.search(text[3:end])
     title = found.group(2).strip() if found else ""
+    if title[:1] in ("|", ">"):  # a block scalar: its lines follow; the heading serves
+        return None
     return title or None
 
 

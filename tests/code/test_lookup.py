@@ -131,6 +131,7 @@ def test_rust_and_cpp_paths_and_generics_find_the_bare_names(
     (root / "src" / "box.hpp").write_text(
         "namespace ns {\ntemplate <typename T> struct Box {\n  T value();\n"
         "  Box& operator=(const Box& other);\n  bool operator<(const Box& other) const;\n};\n}\n"
+        "template <typename T> struct operator_registry {\n  void add(T op);\n};\n"
     )
     code.index(root, project="mixed")
     for written, found in (
@@ -141,6 +142,7 @@ def test_rust_and_cpp_paths_and_generics_find_the_bare_names(
         ("ns::Box<T>::operator=", "ns.Box.operator="),
         ("Box<T>::operator<", "ns.Box.operator<"),
         ("operator<", "ns.Box.operator<"),
+        ("operator_registry<T>::add", "operator_registry.add"),
     ):
         assert [s.qualified_name for s in code.find_symbol(written)] == [found], written
     assert code.find_symbol("crate::nowhere::Baz::hi") == []

@@ -241,11 +241,14 @@ def test_callbacks_in_objects_no_name_holds_are_not_symbols() -> None:
         "];\n"
         "Object.defineProperty(app, 'router', { get: function () { return 1; } });\n"
         "const util = { trim: (s) => s.trim() };\n"
-        "export default { data() { return {}; } };\n"
+        "export default {\n  data() { return {}; },\n"
+        "  methods: { save: function () {}, load() {} },\n};\n"
     )
     assert [(kind, name) for kind, name, *_ in rows("r.js", "javascript", source)] == [
         ("method", "util.trim"),  # held by a name: a symbol
-        ("method", "data"),  # a shorthand method, as before
+        ("function", "data"),  # the default export is the module's, as module.exports
+        ("method", "methods.save"),
+        ("method", "methods.load"),
     ]
 
 
@@ -266,6 +269,8 @@ def test_a_jsdoc_block_one_blank_line_above_is_the_docstring() -> None:
     ]
     header = "/**\n * First in the file: its header.\n */\n\nfunction first() {}\n"
     assert [doc for *_, doc in rows("b.ts", "typescript", header)] == [""]
+    script = "#!/usr/bin/env node\n/**\n * my-cli, MIT licensed.\n */\n\nfunction main() {}\n"
+    assert [doc for *_, doc in rows("cli.js", "javascript", script)] == [""]  # after #!
 
 
 def test_this_assigned_a_function_in_a_classs_method_is_a_method_of_the_class() -> None:

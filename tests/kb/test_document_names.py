@@ -86,6 +86,10 @@ def test_a_note_is_found_by_its_name_without_the_extension(kb: KnowledgeBase) ->
         kb.get("atomic")  # two notes of that name: both named
     with pytest.raises(NotFoundError):
         kb.get("Habits")  # a whole name, not part of one
+    kb.add("Release notes.", source="v1.2 notes.md")
+    kb.add("Who.", source="people/Dr. Who.md")
+    assert kb.get("v1.2 notes").source == "v1.2 notes.md"  # dots in the name itself
+    assert kb.get("Dr. Who").source == "people/Dr. Who.md"
 
 
 def test_a_document_in_another_collection_is_named_with_it(kb: KnowledgeBase) -> None:

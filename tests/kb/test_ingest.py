@@ -119,7 +119,11 @@ def test_a_notes_title_comes_from_front_matter_and_wikilinks_read_as_words(
           "# Pricing tiers with [[Anna Schmidt]]\n\nWe keep three tiers.\n")  # fmt: skip
     write(root / "m2.md", "# Budget 2027 with [[people/david|David Kim]]\n\nHiring freeze.\n")
     write(root / "m3.md", "---\ntags: [idea]\n---\n# Idea\n\nA note.\n")
+    write(root / "m4.md", "---\ntitle: >\n  Folded\n  title\n---\n# Heading four\n\nText.\n")
+    write(root / "m5.md", '---\r\ntitle: "CRLF quoted"\r\n---\r\n# Five\r\n\r\nText.\r\n')
     kb.ingest(root)
+    assert kb.get("m4.md").title == "Heading four"  # a block scalar: the heading serves
+    assert kb.get("m5.md").title == "CRLF quoted"
     assert kb.get("m1.md").title == "Meeting: Pricing tiers"
     assert kb.get("m2.md").title == "Budget 2027 with David Kim"
     assert kb.get("m3.md").title == "Idea"

@@ -27,3 +27,16 @@ def test_a_note_named_only_by_its_file_name_reaches_the_block(tmp_path: Path) ->
         one = svc.kb.search("make a list of groceries", limit=3)
         assert all(h.score < 0.02 for h in one), [(h.title, h.score) for h in one]
         assert svc.enrich_context("what is the capital of Peru?") == ""
+
+
+def test_a_file_names_extension_is_not_a_title_word(tmp_path: Path) -> None:
+    """ "list md" held two words of "Grocery list.md" and got the title match."""
+    (tmp_path / "vault").mkdir()
+    (tmp_path / "vault" / "Grocery list.md").write_text("- eggs\n- rice\n")
+    with remembrances.open(tmp_path / "m.db", embedder="hash:64") as svc:
+        svc.kb.ingest(tmp_path / "vault")
+        hit = svc.kb.search("list md", limit=1)[0]
+        chunk = svc.store.search("list md", kind="kb", limit=1)[0]
+        assert hit.title == "Grocery list.md" and hit.score == chunk.score  # no match
+        named = svc.kb.search("grocery list", limit=1)[0]
+        assert named.score > svc.store.search("grocery list", kind="kb", limit=1)[0].score

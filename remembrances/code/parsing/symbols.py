@@ -668,6 +668,8 @@ def _object_owner(obj: Node) -> tuple[list[str] | None, Node | None]:
             if path is None:
                 return None, None
             return [*_owner_names([text_of(p) for p in path]), *names], None
+        elif parent.type == "export_statement":  # export default {...}: the module's own
+            return names, None
         else:
             return None, None
 
@@ -860,9 +862,10 @@ def _jsdoc_above(lang: str, node: Node) -> bool:
         return False
     if not re.match(r"/\*\*\s", text_of(node)) or node.end_point.row == node.start_point.row:
         return False
-    opens_file = node.prev_named_sibling is None and (
-        node.parent is None or node.parent.type == "program"
-    )
+    before = node.prev_named_sibling
+    while before is not None and before.type == "hash_bang_line":  # #!/usr/bin/env node
+        before = before.prev_named_sibling
+    opens_file = before is None and (node.parent is None or node.parent.type == "program")
     return not opens_file
 
 
