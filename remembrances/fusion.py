@@ -135,8 +135,8 @@ KIND_PARAMS: dict[str, FusionParams] = {
     # A passage whose document's title or heading path holds two or more of the
     # question's words gets the code layer's name weight (kb/knowledge_base.py): a notes
     # vault's file name is often a note's only title ("what's on my packing list?" and
-    # "✈️ Packing list.md"). On the development suite's docs fit halves nDCG@10 stayed
-    # 0.795 (0.798 at weight 1, 0.792 at 3).
+    # "✈️ Packing list.md": at weight 1 the enricher still left it out). On the
+    # development suite's docs fit halves nDCG@10 stayed 0.795 (0.798 at 1, 0.792 at 3).
     "kb": replace(_PROSE, name_weight=2.0),
     "event": FusionParams(bias=-5.25, cosine_weight=2.77, text_weight=4.16),
     # Web-style questions rarely share words with the function: cosine decides.
