@@ -469,7 +469,9 @@ class PostgresEngine:
         return pairs
 
     def stems(self, tx: Transaction, words: Sequence[str]) -> list[str]:
-        return [stem for _, stem in self._stems(tx, words)] if words else []
+        # folded first, as text_match folds the query and SQLite's tokenizer removes
+        # diacritics: "cafe" and "Café" are one word on both engines
+        return [stem for _, stem in self._stems(tx, [fold(w) for w in words])] if words else []
 
     def text_match(
         self, tx: Transaction, query: str, ids: Sequence[int], *, joined_names: bool = True

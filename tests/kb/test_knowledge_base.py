@@ -306,3 +306,13 @@ def test_a_read_only_file_with_documents_can_be_searched(db_path: Path) -> None:
         assert kb.count() == 1 and kb.search("brew")[0].source == "guide.md"
         with pytest.raises(ReadOnlyError):
             kb.add(GUIDE + "more", source="guide.md")
+
+
+def test_a_title_match_folds_accents_on_both_engines(kb: KnowledgeBase, store: Store) -> None:
+    """SQLite's tokenizer removes diacritics; PostgreSQL's stems did not, so "cafe
+    notizen" matched the title "Café Straße Notizen" on one engine only."""
+    kb.add("# Café Straße Notizen\n\nDer Kaffee war gut.\n", source="cafe.md")
+    kb.add("# Something else\n\nUnrelated words here.\n", source="other.md")
+    hit = kb.search("cafe notizen", limit=1)[0]
+    chunk = store.search("cafe notizen", kind="kb", limit=1)[0]
+    assert hit.source == "cafe.md" and hit.score > chunk.score  # the title match counted
