@@ -46,6 +46,8 @@ def front_matter_title(text: str) -> str | None:
         return None
     found = _FRONT_TITLE.search(text[3:end])
     title = found.group(2).strip() if found else ""
+    if found and not found.group(1):  # a plain scalar ends where a comment starts
+        title = re.sub(r"\s+#.*$", "", title)
     if title[:1] in ("|", ">"):  # a block scalar: its lines follow; the heading serves
         return None
     return title or None

@@ -121,9 +121,13 @@ def test_a_notes_title_comes_from_front_matter_and_wikilinks_read_as_words(
     write(root / "m3.md", "---\ntags: [idea]\n---\n# Idea\n\nA note.\n")
     write(root / "m4.md", "---\ntitle: >\n  Folded\n  title\n---\n# Heading four\n\nText.\n")
     write(root / "m5.md", '---\r\ntitle: "CRLF quoted"\r\n---\r\n# Five\r\n\r\nText.\r\n')
+    write(root / "m6.md", "---\ntitle: Plain # a comment\n---\nText.\n")
+    write(root / "m7.md", '---\ntitle: "C# notes"\n---\nText.\n')
     kb.ingest(root)
     assert kb.get("m4.md").title == "Heading four"  # a block scalar: the heading serves
     assert kb.get("m5.md").title == "CRLF quoted"
+    assert kb.get("m6.md").title == "Plain"  # a YAML comment is not the title's
+    assert kb.get("m7.md").title == "C# notes"  # quoted: kept whole
     assert kb.get("m1.md").title == "Meeting: Pricing tiers"
     assert kb.get("m2.md").title == "Budget 2027 with David Kim"
     assert kb.get("m3.md").title == "Idea"
