@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError
 
 from .. import __version__
 from ..code.reader import MAX_REFERENCES, MAX_SYMBOLS
@@ -58,9 +58,26 @@ MinScore = Annotated[float, Field(ge=0, le=1, strict=True, allow_inf_nan=False)]
 Mode = Literal["hybrid", "vector", "text"]
 #: The plural spellings are accepted too: "events" is what people type.
 SourceKind = Literal["kb", "event", "code", "events"]
+
+
 #: Scopes: events belong to a user and a conversation; code to an indexed project.
-UserScope = Annotated[str | None, Field(description="Only this user's events.")]
-SessionScope = Annotated[str | None, Field(description="Only this conversation's events.")]
+def _readable_id(value: str | None) -> str | None:
+    """An id read from the client's line: the stdio filter turns a lone surrogate into
+    U+FFFD (lone_surrogates.py), and "zed\\ud800" and "zed\\udfff" were one user, where
+    Python and HTTP refuse both."""
+    if value is not None and "\ufffd" in value:
+        raise ValueError(
+            "an id holds U+FFFD, the mark of a character that could not be read (a lone "
+            "surrogate); send the id as valid text"
+        )
+    return value
+
+
+ReadableId = AfterValidator(_readable_id)
+UserScope = Annotated[str | None, Field(description="Only this user's events."), ReadableId]
+SessionScope = Annotated[
+    str | None, Field(description="Only this conversation's events."), ReadableId
+]
 ProjectScope = Annotated[str | None, Field(description="Only this indexed project's code.")]
 CollectionsScope = Annotated[
     list[str] | None, Field(description="Only the documents of these collections.")
@@ -287,6 +304,7 @@ def build_server(
             Field(
                 description="Whose memory it is: a search or enrich scoped to that user finds it."
             ),
+            ReadableId,
         ] = None,
     ) -> CallToolResult:
         """Record an event in the temporal log (identical events are stored once)."""
@@ -305,8 +323,10 @@ def build_server(
                 "calls and tool results may be sent as they are: they are left out."
             ),
         ],
-        session: Annotated[str, Field(description="The conversation's id.")],
-        user: Annotated[str | None, Field(description="Whose conversation it is.")] = None,
+        session: Annotated[str, Field(description="The conversation's id."), ReadableId],
+        user: Annotated[
+            str | None, Field(description="Whose conversation it is."), ReadableId
+        ] = None,
         at: Annotated[
             str | None,
             Field(

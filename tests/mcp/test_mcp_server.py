@@ -366,6 +366,17 @@ def test_conversation_tool(drive: Drive) -> None:
         assert elsewhere.structured_content["context"] == ""
         blank = await call(session, "memory_enrich_context", prompt=prompt, user=" ")
         assert blank.is_error and "user is empty" in text_of(blank)
+        # what a lone surrogate becomes on the way in ("zed\ud800", "zed\udfff"): refused,
+        # as Python and HTTP refuse the surrogate, not one user for both
+        for tool, args in (
+            ("memory_enrich_context", {"prompt": prompt, "user": "zed\ufffd"}),
+            ("events_search", {"query": "plate", "session": "chat\ufffd"}),
+            ("events_log", {"content": "x", "user": "zed\ufffd"}),
+            ("events_log_conversation", {"messages": [{"role": "user", "content": "hi"}],
+                                         "session": "s", "user": "zed\ufffd"}),
+        ):  # fmt: skip
+            refused = await call(session, tool, **args)
+            assert refused.is_error and "U+FFFD" in text_of(refused), tool
 
         await call(session, "kb_add_document", text="Mel's kiln is booked for Friday.",
                    source="kiln.md", collection="user-mel")  # fmt: skip
