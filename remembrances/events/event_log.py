@@ -14,7 +14,7 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -640,16 +640,10 @@ class EventLog:
         sent again is stored again), nor their cached vectors, whose key is a hash of
         the text; returns how many turns were deleted."""
         session = scope_name(session, "session")
-        self.check_writable()
-        if not self._has_tables:
-            return 0
-        with self._write_lock, self.store.transaction() as tx:
-            rows = self._table.session_turns(tx, session)
-            hashes = self._embedded_hashes([int(r["id"]) for r in rows])
-            self._remove(tx, rows, digests=False)
-            self._table.forget_removed(tx, session)
-            self.store.forget_embeddings(hashes)  # keyed by a hash of the text
-        return len(rows)
+        return self._forget(
+            lambda tx: self._table.session_turns(tx, session),
+            lambda tx: self._table.forget_removed(tx, session),
+        )
 
     def forget_user(self, user: str) -> int:
         """Delete everything logged for ``user`` with nothing of it left, as
@@ -659,14 +653,27 @@ class EventLog:
         more) and their cached vectors. Returns how many events were deleted. Events
         and documents logged without a user are shared and stay."""
         user = scope_name(user, "user")
+        return self._forget(
+            lambda tx: self._table.user_events(tx, user),
+            lambda tx: self._table.forget_removed_of(tx, user),
+        )
+
+    def _forget(
+        self,
+        events: Callable[[Transaction], builtins.list[Row]],
+        digests: Callable[[Transaction], None],
+    ) -> int:
+        """Delete ``events`` (rows with ``id`` and ``session``) and the ``digests`` of
+        removed turns, in one write, with their cached vectors (keyed by a hash of the
+        text); returns how many events were deleted."""
         self.check_writable()
         if not self._has_tables:
             return 0
         with self._write_lock, self.store.transaction() as tx:
-            rows = self._table.user_events(tx, user)
+            rows = events(tx)
             hashes = self._embedded_hashes([int(r["id"]) for r in rows])
             self._remove(tx, rows, digests=False)
-            self._table.forget_removed_of(tx, user)
+            digests(tx)
             self.store.forget_embeddings(hashes)
         return len(rows)
 
