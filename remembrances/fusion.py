@@ -122,6 +122,14 @@ class FusionParams:
         return 1.0 / (1.0 + math.exp(-min(max(z, -50.0), 50.0)))
 
 
+def with_added_logit(score: float, added: float) -> float:
+    """``score`` (a calibrated probability) with ``added`` on its log-odds: evidence a
+    layer has beyond the store's two numbers (a KB passage's title), weighed as
+    :class:`FusionParams` weighs it, on top of whatever the store's score holds."""
+    score = min(max(score, 1e-12), 1.0 - 1e-12)
+    return 1.0 / (1.0 + math.exp(-(math.log(score / (1.0 - score)) + added)))
+
+
 #: Prose (SciFact train): words count about 0.6 as much as cosine.
 _PROSE = FusionParams(bias=-8.36, cosine_weight=7.67, text_weight=4.6)
 #: For searches across kinds and kinds without a benchmark of their own: prose's.

@@ -12,7 +12,6 @@ from __future__ import annotations
 import builtins
 import difflib
 import json
-import math
 import os
 import re
 import threading
@@ -513,10 +512,10 @@ class KnowledgeBase:
             )
             for r in results
         }
-        for r_id, share in name_matches(self.store, query, named).items():
-            if share:
-                result = next(r for r in results if r.id == r_id)
-                result.score = _with_logit(result.score, weight * share)
+        shares = name_matches(self.store, query, named)
+        for result in results:
+            if shares.get(result.id):
+                result.score = fusion.with_added_logit(result.score, weight * shares[result.id])
         return sorted(results, key=lambda r: (-r.score, r.id))
 
     def _add_leads(self, found: builtins.list[Passage]) -> None:
@@ -639,9 +638,3 @@ def _without_extension(source: str) -> str:
 _FILE_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,4}$")
 #: A title's words, in any script (``✈️ Packing list.md``: packing, list, md).
 _WORDS = re.compile(r"[^\W_]+")
-
-
-def _with_logit(score: float, added: float) -> float:
-    """``score`` (a probability) with ``added`` on its log-odds."""
-    score = min(max(score, 1e-12), 1.0 - 1e-12)
-    return 1.0 / (1.0 + math.exp(-(math.log(score / (1.0 - score)) + added)))
