@@ -9,12 +9,9 @@ import remembrances
 from remembrances.code.parsing.analysis import analyze_source
 from remembrances.code.parsing.languages import grammar_of, parser
 from remembrances.embeddings import HashEmbedder
+from tests.code.symbol_rows import symbol_rows
 
-
-def rows(path: str, language: str, source: str) -> list[tuple[str, str, int, int, str]]:
-    """(kind, qualified name, start line, end line, signature) of every symbol."""
-    symbols = analyze_source(path, language, source.encode()).symbols
-    return [(s.kind, s.qualified_name, s.start_line, s.end_line, s.signature) for s in symbols]
+rows = symbol_rows
 
 
 def test_c_prototypes_are_functions_whatever_their_return_type() -> None:

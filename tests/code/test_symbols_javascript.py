@@ -3,19 +3,13 @@ property, held by an object literal, or a class field."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from remembrances.code import CodeIndexer
-from remembrances.code.parsing.analysis import analyze_source
+from tests.code.symbol_rows import symbol_rows
 
-
-def rows(path: str, language: str, source: str) -> list[tuple[str, str, int, int, str, str]]:
-    """(kind, qualified name, start line, end line, signature, docstring) of every symbol."""
-    symbols = analyze_source(path, language, source.encode()).symbols
-    return [
-        (s.kind, s.qualified_name, s.start_line, s.end_line, s.signature, s.docstring)
-        for s in symbols
-    ]
+rows = partial(symbol_rows, docstrings=True)
 
 
 ASSIGNED = """\

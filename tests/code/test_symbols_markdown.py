@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-from remembrances.code.parsing.analysis import analyze_source
+from functools import partial
 
+from tests.code.symbol_rows import symbol_rows
 
-def rows(source: str) -> list[tuple[str, str, int, int, str]]:
-    """(kind, qualified name, start line, end line, signature) of every symbol."""
-    symbols = analyze_source("a.md", "markdown", source.encode()).symbols
-    return [(s.kind, s.qualified_name, s.start_line, s.end_line, s.signature) for s in symbols]
+rows = partial(symbol_rows, "a.md", "markdown")
 
 
 def test_every_setext_heading_is_a_section() -> None:

@@ -3,16 +3,14 @@ doc comments."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from remembrances.code import CodeIndexer
 from remembrances.code.parsing.analysis import analyze_source
+from tests.code.symbol_rows import symbol_rows
 
-
-def rows(source: str) -> list[tuple[str, str, int, int, str]]:
-    """(kind, qualified name, start line, end line, signature) of every symbol."""
-    symbols = analyze_source("lib.rs", "rust", source.encode()).symbols
-    return [(s.kind, s.qualified_name, s.start_line, s.end_line, s.signature) for s in symbols]
+rows = partial(symbol_rows, "lib.rs", "rust")
 
 
 IMPLS = """\
