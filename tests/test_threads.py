@@ -16,12 +16,15 @@ def test_threads_search_while_another_writes(store: Store) -> None:
         store.put_source("kb", f"base{i}", [Chunk(f"stable note {i} about indexes")])
     errors: list[BaseException] = []
     stop = threading.Event()
+    all_written = threading.Event()  # each of the 20 sources once, however busy the machine
 
     def writer() -> None:
         i = 0
-        while not stop.is_set():
+        while not (stop.is_set() and all_written.is_set()):
             store.put_source("kb", f"new{i % 20}", [Chunk(f"fresh note {i} about writers")])
             i += 1
+            if i >= 20:
+                all_written.set()
 
     def reader() -> None:
         try:
