@@ -9,6 +9,7 @@ the second: the words that name a result, less one, over the query's words.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from .fts_query import query_terms
@@ -18,6 +19,22 @@ from .store import Store
 #: (``param`` / ``parameter``, ``config`` / ``configuration``); shorter ones
 #: (``add`` / ``address``) say too little. Code names abbreviate; titles do not.
 ABBREVIATION_LETTERS = 5
+#: A name's word of this many letters or more also matches the query words whose
+#: initials spell it (``lru`` / "least recently used", ``ttl`` / "time to live").
+ACRONYM_LETTERS = 3
+ACRONYM_MAX_LETTERS = 5
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _acronyms(query: str) -> dict[str, list[str]]:
+    """The initials of each run of consecutive words in ``query`` -> the run's words."""
+    words = [w.lower() for w in _WORD.findall(query)]
+    runs: dict[str, list[str]] = {}
+    for n in range(ACRONYM_LETTERS, ACRONYM_MAX_LETTERS + 1):
+        for i in range(len(words) - n + 1):
+            run = words[i : i + n]
+            runs.setdefault("".join(w[0] for w in run), run)
+    return runs
 
 
 def name_matches(
@@ -32,7 +49,16 @@ def name_matches(
     terms = query_terms(query)
     if not terms or not named:
         return {}
-    vocabulary = list(dict.fromkeys([*terms, *(w for ws in named.values() for w in ws)]))
+    acronyms = _acronyms(query) if abbreviations else {}
+    vocabulary = list(
+        dict.fromkeys(
+            [
+                *terms,
+                *(w for ws in named.values() for w in ws),
+                *(w for run in acronyms.values() for w in run),
+            ]
+        )
+    )
     stem_of = dict(zip(vocabulary, store.stems(vocabulary), strict=True))
     wanted = set(stem_of[t] for t in terms)
     found: dict[int, float] = {}
@@ -40,5 +66,9 @@ def name_matches(
         name = {stem_of[w] for w in words}
         prefixes = [n for n in name if len(n) >= ABBREVIATION_LETTERS] if abbreviations else []
         held = {w for w in wanted if w in name or any(w.startswith(p) for p in prefixes)}
+        for word in words:
+            run = acronyms.get(word)
+            if run and word not in run:
+                held |= {stem_of[w] for w in run} & wanted
         found[i] = max(len(held) - 1, 0) / len(wanted)
     return found

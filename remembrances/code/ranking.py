@@ -29,7 +29,9 @@ mark none, so it is unchanged). Measured in benchmarks/RESULTS.md, "Development 
 Names abbreviate words: ``copy_add_param`` answers "add a query parameter", ``Config``
 "the configuration". A name's word of five letters or more counts as matching a query
 word it begins (``param`` / ``parameter``, ``config`` / ``configuration``); shorter
-ones (``add`` / ``address``, ``form`` / ``format``) say too little.
+ones (``add`` / ``address``, ``form`` / ``format``) say too little. A name's word of
+three to five letters also matches the consecutive query words whose initials spell it
+(``LRUCache`` answers "a least recently used cache").
 
 A fifth number is the *enclosing match*: how much closer (in cosine) the chunk that
 encloses a symbol (a method's class, a top-level function's file) is to the question

@@ -192,6 +192,85 @@ def test_a_name_abbreviates_the_query_words_it_begins(store: Store) -> None:
     assert found == {1: 1 / 4, 2: 2 / 4, 3: 0.0}
 
 
+def test_a_name_spells_the_initials_of_the_query_words(store: Store) -> None:
+    def hit(chunk_id: int, qualified: str) -> SearchResult:
+        meta = {"kind": "class", "qualified_name": qualified}
+        return SearchResult(chunk_id, "code", "p", "cache/store.py", "", meta, 0.0)
+
+    candidates = [hit(1, "LRUCache"), hit(2, "Entry.ttl"), hit(3, "add"), hit(4, "FIFOCache")]
+    # least, recent, use, cache, implement: ``lru`` holds the first three, ``cache``
+    # the fourth; FIFOCache only cache (and the path's store and cache).
+    found = name_matches(store, "least recently used cache implementation", candidates)
+    assert found == {1: 3 / 5, 2: 0.0, 3: 0.0, 4: 0.0}
+    # Stop words count among the initials: "time to live" spells ttl (entri, expir,
+    # time, live: ``Entry.ttl`` holds entri, time and live).
+    found = name_matches(store, "entries expire after their time to live", candidates)
+    assert found == {1: 0.0, 2: 2 / 4, 3: 0.0, 4: 0.0}
+    # A name's word that is itself one of the words it would spell is no acronym:
+    # "add dict data" spells add, and ``add`` shares only add (and the path's nothing).
+    found = name_matches(store, "add dict data to the store", candidates)
+    assert found == {1: 0.0, 2: 0.0, 3: 1 / 4, 4: 0.0}
+    # Two words are too few to tell initials from chance ("least used" is not lru).
+    found = name_matches(store, "evict the least used cache entry", candidates)
+    assert found[1] == found[4]
+
+
+CACHES = '''\
+import os
+from collections import OrderedDict
+
+
+class LRUCache:
+    """A cache of a fixed capacity: a full cache drops an entry to take a new one."""
+
+    def __init__(self, capacity):
+        self.capacity = capacity
+        self._items = OrderedDict()
+
+    def get(self, key):
+        self._items.move_to_end(key)
+        return self._items[key]
+
+    def set(self, key, value):
+        self._items[key] = value
+        self._items.move_to_end(key)
+        if len(self._items) > self.capacity:
+            self._items.popitem(last=False)
+
+
+class DiskCache:
+    """A cache that keeps its entries as files in a directory."""
+
+    def __init__(self, folder):
+        self.folder = folder
+
+    def get(self, key):
+        with open(os.path.join(self.folder, key), "rb") as f:
+            return f.read()
+
+
+def cache_size(cache):
+    """How many entries a cache holds now."""
+    return len(cache._items)
+'''
+
+
+def test_a_question_that_spells_out_an_acronym_finds_the_name(tmp_path: Path) -> None:
+    # Nothing in LRUCache's code says "least recently used"; its name does. By meaning
+    # alone the class and the cache_size helper read as close (0.40 and 0.39).
+    write(tmp_path / "repo" / "caching.py", CACHES)
+    with remembrances.open(tmp_path / "m.db", embedder="local") as svc:
+        svc.code.index(tmp_path / "repo", project="p")
+        hits = svc.code.search("least recently used cache implementation", project="p")
+    assert hits[0].qualified_name == "LRUCache"
+    cls = hits[0]
+    assert cls.vector_score is not None and cls.text_score is not None
+    # least, recent, use (lru) and cache of least, recent, use, cache, implement
+    assert cls.score == pytest.approx(
+        fusion.params_for("code").score(cls.vector_score, cls.text_score, 3 / 5)
+    )
+
+
 def test_enclosing_match_is_how_much_closer_a_symbols_class_or_file_is() -> None:
     def hit(chunk_id: int, path: str, kind: str, qualified: str, cosine: float) -> SearchResult:
         meta = {"kind": kind, "qualified_name": qualified}
