@@ -8,6 +8,12 @@ pieces are packed greedily up to ``size`` characters, and each chunk after the
 first in a section starts with up to ``overlap`` characters of the one before
 (snapped to a word start), so a sentence cut in two is still whole in one chunk.
 
+A Markdown table or fenced code block cut in two leaves its second half without
+the rows that say what the columns are, or without the fence that says it is code.
+Such a chunk carries that opening (the table's header and delimiter rows, the
+opening fence line) as its ``lead``: it is embedded before the chunk's text and
+shown before a passage that starts there.
+
 Sizes are in characters (code points), never bytes, so a multi-byte character is
 never cut; a hard cut also avoids splitting a base character from its combining
 marks. Every chunk is an exact slice of the document (``text[start:end]``) with
@@ -17,10 +23,11 @@ between chunks can be missing from them.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -63,13 +70,15 @@ class TextChunk:
     end: int
     headings: tuple[str, ...] = ()
     section: int = 0
+    #: The opening of the table or code fence this chunk starts inside (not in ``text``).
+    lead: str = ""
 
     @property
     def heading_path(self) -> str:
         return HEADING_SEPARATOR.join(self.headings)
 
     def embed_text(self, title: str | None = None) -> str:
-        """What is embedded: the heading path (after the title) and then the text.
+        """What is embedded: the heading path (after the title), the lead, the text.
 
         The heading path carries meaning the chunk's own words often lack ("Linux"
         under "Install"); the title is left out when the first heading repeats it.
@@ -77,9 +86,10 @@ class TextChunk:
         path = list(self.headings)
         if title and title.strip() and (not path or path[0].strip() != title.strip()):
             path.insert(0, title.strip())
+        body = f"{self.lead}\n{self.text}" if self.lead else self.text
         if not path:
-            return self.text
-        return f"{HEADING_SEPARATOR.join(path)}\n\n{self.text}"
+            return body
+        return f"{HEADING_SEPARATOR.join(path)}\n\n{body}"
 
 
 @dataclass(frozen=True)
@@ -107,15 +117,19 @@ class Chunker:
     @property
     def fingerprint(self) -> str:
         """Identifies the settings: a document chunked differently must be re-chunked."""
-        return f"v1:{self.size}:{self.overlap}"
+        return f"v2:{self.size}:{self.overlap}"  # v2: chunks inside tables and fences lead
 
     def split(self, text: str, *, format: Format = "markdown") -> list[TextChunk]:
         if format not in FORMATS:
             raise InvalidInputError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
+        blocks = markdown_blocks(text) if format == "markdown" else []
+        starts = [b.body_start for b in blocks]
         chunks: list[TextChunk] = []
         for number, (start, end, headings) in enumerate(sections(text, format)):
             for s, e in self._split_section(text, start, end):
-                chunks.append(TextChunk(text[s:e], s, e, headings, number))
+                chunks.append(
+                    TextChunk(text[s:e], s, e, headings, number, _lead(blocks, starts, s))
+                )
         return chunks
 
     def _split_section(self, text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
@@ -347,6 +361,69 @@ def _label(title: str) -> str:
 def _front_matter_only(preamble: str) -> bool:
     lines = preamble.strip().splitlines()
     return len(lines) >= 2 and lines[0].strip() == "---" and lines[-1].strip() in ("---", "...")
+
+
+# -- tables and fences -----------------------------------------------------------------
+
+#: A GFM table's delimiter row: ``|---|:--:|``, ``--- | ---`` (at least one pipe).
+_TABLE_DELIMITER = re.compile(r"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
+
+
+@dataclass(frozen=True)
+class Block:
+    """A table or fenced code block: ``head`` (its header and delimiter rows, or its
+    opening fence line) ends where its body starts."""
+
+    head: str
+    body_start: int
+    end: int
+
+
+def _lead(blocks: Sequence[Block], starts: Sequence[int], start: int) -> str:
+    """The head of the block whose body holds ``start`` (``starts``: the bodies' starts)."""
+    k = bisect.bisect_right(starts, start) - 1
+    return blocks[k].head if k >= 0 and start < blocks[k].end else ""
+
+
+def markdown_blocks(text: str) -> list[Block]:
+    """The tables and fenced code blocks of a Markdown ``text``, in order."""
+    lines = _lines(text)
+    blocks: list[Block] = []
+    i = 0
+    while i < len(lines):
+        _, after, line = lines[i]
+        fenced = _FENCE.match(line)
+        if fenced:
+            fence = fenced.group(1)
+            j = i + 1
+            while j < len(lines):
+                closing = _FENCE.match(lines[j][2])
+                if (
+                    closing
+                    and closing.group(1)[0] == fence[0]
+                    and len(closing.group(1)) >= len(fence)
+                ):
+                    break
+                j += 1
+            end = lines[min(j, len(lines) - 1)][1]
+            blocks.append(Block(line.strip(), after, end))
+            i = j + 1
+            continue
+        if (
+            "|" in line
+            and i + 1 < len(lines)
+            and "|" in lines[i + 1][2]
+            and _TABLE_DELIMITER.match(lines[i + 1][2])
+        ):
+            j = i + 2
+            while j < len(lines) and "|" in lines[j][2] and lines[j][2].strip():
+                j += 1
+            head = f"{line.strip()}\n{lines[i + 1][2].strip()}"
+            blocks.append(Block(head, lines[i + 1][1], lines[j - 1][1]))
+            i = j
+            continue
+        i += 1
+    return blocks
 
 
 # -- pieces -----------------------------------------------------------------------------

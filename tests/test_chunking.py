@@ -8,7 +8,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from remembrances.chunking import Chunker, TextChunk, chunk_text, format_for, sections
+from remembrances.chunking import (
+    Chunker,
+    TextChunk,
+    chunk_text,
+    format_for,
+    markdown_blocks,
+    sections,
+)
 from remembrances.errors import InvalidInputError
 
 TOKENS = [
@@ -27,6 +34,8 @@ TOKENS = [
     "\n# Heading\n",
     "\n## Sub heading\n",
     "\n```\n# not a heading\n```\n",
+    "\n| a | b |\n|---|---|\n",
+    "| 1 | 2 |\n",
     ". ",
     "? ",
     "\t",
@@ -50,6 +59,8 @@ def check_invariants(text: str, chunks: list[TextChunk], size: int, overlap: int
         assert chunk.text == text[chunk.start : chunk.end]
         assert chunk.text == chunk.text.strip()
         covered[chunk.start : chunk.end] = b"\x01" * (chunk.end - chunk.start)
+        for line in chunk.lead.splitlines():  # a block's opening, from before the chunk
+            assert line and text.rfind(line, 0, chunk.start) >= 0
     lost = [i for i, ch in enumerate(text) if not ch.isspace() and not covered[i]]
     assert not lost, f"characters lost at {lost[:5]}"
     for prev, nxt in itertools.pairwise(chunks):
@@ -281,3 +292,45 @@ def test_giant_headings_are_shortened_in_paths_but_kept_in_text() -> None:
     assert all(len(c.heading_path) <= 200 for c in chunks)
     assert chunks[0].heading_path.endswith("…")
     check_invariants(doc, chunks, 1000, 0)
+
+
+SETTINGS_TABLE = "## Settings\n\n| Setting | Default | Meaning |\n|:--|--:|---|\n" + "".join(
+    f"| option_{i} | {i} | what option {i} changes in the client |\n" for i in range(40)
+)
+
+
+def test_a_chunk_inside_a_table_leads_with_its_header_rows() -> None:
+    chunks = chunk_text(SETTINGS_TABLE, size=400, overlap=60)
+    assert len(chunks) > 3
+    head = "| Setting | Default | Meaning |\n|:--|--:|---|"
+    assert chunks[0].lead == ""  # it holds the header itself
+    assert all(c.lead == head for c in chunks[1:])
+    assert chunks[1].embed_text() == f"Settings\n\n{head}\n{chunks[1].text}"
+    check_invariants(SETTINGS_TABLE, chunks, 400, 60)
+    # After the table, nothing leads.
+    after = chunk_text(SETTINGS_TABLE + "\nPlain words. " * 60, size=400, overlap=60)
+    assert after[-1].lead == ""
+
+
+def test_a_chunk_inside_a_code_fence_leads_with_the_fence() -> None:
+    code = "".join(f"    total = total + step({i})\n" for i in range(60))
+    doc = f"Intro.\n\n~~~~python\n```not the end\n{code}~~~~\n\nAfter the code.\n"
+    chunks = chunk_text(doc, size=300, overlap=0)
+    inside = [c for c in chunks if "total" in c.text and c.start > doc.index("```not")]
+    assert inside and all(c.lead == "~~~~python" for c in inside)
+    closed = doc.index("~~~~\n\nAfter") + len("~~~~\n")
+    assert all(c.lead == "" for c in chunks if c.start >= closed or c.end <= doc.index("```not"))
+    assert chunk_text(doc + "More. " * 80, size=300, overlap=0)[-1].lead == ""
+    # An unclosed fence runs to the end of the text.
+    open_fence = chunk_text(f"```js\n{code}", size=300, overlap=0)
+    assert all(c.lead == "```js" for c in open_fence[1:])
+
+
+def test_only_markdown_tables_with_a_delimiter_row_are_blocks() -> None:
+    # A pipe in prose is no table, nor a setext heading under a line with a pipe.
+    assert markdown_blocks("a | b\nmore prose | here\n\nTitle | x\n---\n") == []
+    [table] = markdown_blocks("intro\n\nname | size\n--- | ---\nx | 1\ny | 2\n\nend\n")
+    assert table.head == "name | size\n--- | ---"
+    # The format decides: a .txt or .rst document has no blocks.
+    chunks = chunk_text(SETTINGS_TABLE, size=400, overlap=60, format="text")
+    assert all(c.lead == "" for c in chunks)

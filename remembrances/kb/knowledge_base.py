@@ -519,7 +519,8 @@ class KnowledgeBase:
         return sorted(results, key=lambda r: (-r.score, r.id))
 
     def _add_leads(self, found: builtins.list[Passage]) -> None:
-        """Start each passage that starts mid-sentence at its sentence (:mod:`.passages`)."""
+        """Start each passage that starts mid-sentence at its sentence, after the head
+        of the table or code fence it starts inside (:mod:`.passages`)."""
         inside = [p for p in found if p.start > 0]
         if not inside or not self._has_tables:
             return
@@ -537,7 +538,10 @@ class KnowledgeBase:
                 # The search read the chunks in its own snapshot: a document replaced
                 # since then no longer holds them where they were, and gets no lead.
                 if around[reach:] == first.text:
+                    head = first.metadata.get("block_head")
                     passage.lead = sentence_lead(around[:reach])
+                    if isinstance(head, str) and head:
+                        passage.lead = f"{head}\n{passage.lead}"
 
     def _titles(self, keys: set[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
         titles: dict[tuple[str, str], str | None] = {}

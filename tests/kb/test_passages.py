@@ -157,6 +157,31 @@ def test_a_passage_that_starts_mid_sentence_starts_at_its_sentence(
     assert hit.text[start:end] == chunks[1]
 
 
+def test_a_passage_inside_a_table_starts_under_its_header(kb: KnowledgeBase, store: Store) -> None:
+    rows = "".join(f"| option_{i} | {i} | spare setting number {i} |\n" for i in range(12))
+    rows += "| retry_backoff | 0.5 | seconds before the first retry, doubled each time |\n"
+    head = "| Setting | Default | Meaning |\n|---|---|---|"
+    doc = f"# Client\n\n## Settings\n\n{head}\n{rows}"
+    kb.add(doc, source="client.md", metadata={"team": "sdk"})
+    stored = store.get_source("kb", "client.md")
+    assert len(stored) > 2 and stored[-1].metadata["block_head"] == head
+    assert "block_head" not in stored[0].metadata  # the first chunk holds the header
+    hit = kb.search("retry backoff seconds doubled", limit=1)[0]
+    assert hit.source == "client.md" and hit.position > 0
+    # The header rows come first, then the row from its start (the chunk may start
+    # mid-row, after the overlap).
+    assert hit.text.startswith(head + "\n| ")
+    assert hit.text.endswith(
+        "| retry_backoff | 0.5 | seconds before the first retry, doubled each time |"
+    )
+    assert hit.best_span is not None
+    start, end = hit.best_span
+    assert hit.text[start:end] == next(r.text for r in stored if r.id == hit.chunk_id)
+    assert hit.metadata == {"team": "sdk"}  # the knowledge base's own keys stay out
+    with pytest.raises(InvalidInputError, match="block_head"):
+        kb.add("text", source="x.md", metadata={"block_head": "mine"})
+
+
 @pytest.mark.parametrize(
     ("before", "lead"),
     [
