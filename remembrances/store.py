@@ -714,9 +714,36 @@ class Store:
             fuse=fuse,
             kind=kind,
         )
-        return pipeline.search(
+        results = pipeline.search(
             self.engine, request, query_vector=self._query_vector, reranker=self.reranker
         )
+        if kind:  # only the kinds that found nothing can be misspelt
+            found = {r.kind for r in results}
+            asked = [kind] if isinstance(kind, str) else list(kind)
+            self._check_kinds([k for k in asked if k not in found])
+        return results
+
+    def _check_kinds(self, kinds: Sequence[str]) -> None:
+        """Refuse a kind no chunk holds when its other number does ("events" for the
+        event log's "event"): a silent [] hides the typo. Kinds are open (any layer
+        may add one), so a kind nothing holds is otherwise just empty."""
+        if not kinds:
+            return
+        variants = {k: k[:-1] if k.endswith("s") else k + "s" for k in kinds}
+        wanted = sorted(set(kinds) | set(variants.values()))
+        marks = ", ".join("?" * len(wanted))
+        with self.engine.read() as tx:
+            held = {
+                str(r["kind"])
+                for r in tx.execute(
+                    f"SELECT DISTINCT kind FROM chunks WHERE kind IN ({marks})", wanted
+                )
+            }
+        for k in kinds:
+            if k not in held and variants[k] in held:
+                raise InvalidInputError(
+                    f"no chunk is of kind {k!r}; the memory holds kind {variants[k]!r}"
+                )
 
     def _query_vector(self, query: str) -> Vectors:
         """The query's vector (recent ones are remembered)."""

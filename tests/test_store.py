@@ -226,6 +226,21 @@ def test_bad_search_arguments_raise_typed_errors(store: Store, kwargs: dict) -> 
         store.search("sqlite", **kwargs)
 
 
+def test_a_kind_spelled_in_the_other_number_is_refused_not_empty(store: Store) -> None:
+    fill(store)  # kind "kb"
+    store.put_source("event", "e1", [Chunk("Rolled back the deploy")])
+    for kind in ("events", ["kb", "events"], "kbs"):
+        with pytest.raises(InvalidInputError, match=r"kind 'event'|kind 'kb'"):
+            store.search("deploy", kind=kind)
+    # Kinds are open: one nothing holds is empty, and hostile ones are data.
+    assert store.search("deploy", kind="notes") == []
+    for odd in ("s", "x\x00", "'; DROP TABLE chunks; --", "é" * 300):
+        assert store.search("deploy", kind=odd) == []
+    # A memory that holds both spellings answers each as asked.
+    store.put_source("events", "e2", [Chunk("A custom layer's deploy note")])
+    assert [r.source for r in store.search("deploy", kind="events")] == ["e2"]
+
+
 def test_hostile_queries_never_raise(store: Store) -> None:
     fill(store)
     for query in [
