@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from .fts_query import query_terms
+from .fts_query import STOP_WORDS, query_terms
 from .store import Store
 
 #: A name's word this long or longer also matches the query words it begins
@@ -27,13 +27,18 @@ _WORD = re.compile(r"[^\W\d_]+")
 
 
 def _acronyms(query: str) -> dict[str, list[str]]:
-    """The initials of each run of consecutive words in ``query`` -> the run's words."""
+    """The initials of each run of consecutive words in ``query`` -> the run's words.
+
+    A run neither starts nor ends with a stop word: "time to live" spells ttl, but "a
+    post into" spelt ``api`` and "path url to" ``put`` on the development suite.
+    """
     words = [w.lower() for w in _WORD.findall(query)]
     runs: dict[str, list[str]] = {}
     for n in range(ACRONYM_LETTERS, ACRONYM_MAX_LETTERS + 1):
         for i in range(len(words) - n + 1):
             run = words[i : i + n]
-            runs.setdefault("".join(w[0] for w in run), run)
+            if run[0] not in STOP_WORDS and run[-1] not in STOP_WORDS:
+                runs.setdefault("".join(w[0] for w in run), run)
     return runs
 
 

@@ -210,6 +210,12 @@ def test_a_name_spells_the_initials_of_the_query_words(store: Store) -> None:
     # "add dict data" spells add, and ``add`` shares only add (and the path's nothing).
     found = name_matches(store, "add dict data to the store", candidates)
     assert found == {1: 0.0, 2: 0.0, 3: 1 / 4, 4: 0.0}
+    # A run that starts or ends with a stop word spells nothing: "a post into" is
+    # not ``api``, "path url to" not ``put``.
+    found = name_matches(store, "turn a post into a get", [*candidates, hit(5, "api.put")])
+    assert found[5] == 0.0
+    found = name_matches(store, "build the path url to use", [hit(5, "api.put")])
+    assert found[5] == 0.0
     # Two words are too few to tell initials from chance ("least used" is not lru).
     found = name_matches(store, "evict the least used cache entry", candidates)
     assert found[1] == found[4]
