@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
+from datetime import tzinfo
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,13 +93,15 @@ class RemembrancesService:
         session: str | None = None,
         project: str | None = None,
         collections: str | Sequence[str] | None = None,
+        tz: str | tzinfo | None = None,
     ) -> str:
         """The memory that helps with ``prompt``, as a compact block ("" when none);
         ``user``/``session`` keep its events to one user's or one conversation's,
         ``collections`` its documents to those collections, and ``project`` its code to
-        one indexed project's."""
+        one indexed project's. ``tz`` (an IANA name such as ``"Asia/Tokyo"``) is the
+        user's time zone, whose days "yesterday" means; the machine's by default."""
         return self.enricher.enrich_context(
-            prompt, user=user, session=session, project=project, collections=collections
+            prompt, user=user, session=session, project=project, collections=collections, tz=tz
         )
 
     @property

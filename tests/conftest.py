@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -12,6 +13,11 @@ import pytest
 
 from remembrances import Store
 from remembrances.embeddings import HashEmbedder
+
+# The machine's time zone is what "yesterday" and naive times mean by default; the
+# suite reads them in UTC wherever it runs (a test of another zone sets its own).
+os.environ["TZ"] = "UTC"
+time.tzset()
 
 
 class FlakyEmbedder(HashEmbedder):

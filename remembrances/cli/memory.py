@@ -140,6 +140,13 @@ def _kinds(svc: object, kinds: tuple[str, ...]) -> list[str] | None:
     multiple=True,
     help="Only the documents of this collection (repeat for several).",
 )
+@click.option(
+    "--tz",
+    default=None,
+    metavar="ZONE",
+    help='The user\'s time zone, whose days "yesterday" means (e.g. Europe/Berlin; '
+    "default: this machine's).",
+)
 @json_option
 @pass_state
 def enrich(
@@ -149,6 +156,7 @@ def enrich(
     session: str | None,
     project: str | None,
     collections: tuple[str, ...],
+    tz: str | None,
 ) -> None:
     """Print the memory that helps with PROMPT, as an agent would get it (empty if none)."""
     svc = state.service()
@@ -158,7 +166,12 @@ def enrich(
         for layer in ("kb", "events", "code"):
             getattr(svc, layer)
     context = svc.enrich_context(
-        prompt, user=user, session=session, project=project, collections=collections or None
+        prompt,
+        user=user,
+        session=session,
+        project=project,
+        collections=collections or None,
+        tz=tz,
     )
     if state.out.as_json:
         state.out.json({"prompt": prompt, "context": context})

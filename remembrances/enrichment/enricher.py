@@ -8,6 +8,7 @@ anywhere yields "" rather than an exception.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import re
 import threading
@@ -15,7 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from ..errors import ClosedError, InvalidInputError, NotFoundError
@@ -35,6 +36,7 @@ from .sources import (
     scoped,
     wanted,
 )
+from .time_phrases import check_time_zone
 
 if TYPE_CHECKING:
     from ..service import RemembrancesService
@@ -103,16 +105,20 @@ class ContextEnricher:
         session: str | None = None,
         project: str | None = None,
         collections: str | Sequence[str] | None = None,
+        tz: str | tzinfo | None = None,
     ) -> str:
         """The context block for ``prompt``, or "" when nothing relevant (or anything fails).
 
         ``user``/``session`` keep the events to one user's or one conversation's;
         ``collections`` keeps the documents to those collections (all of them when
-        None); ``project`` keeps the code to one indexed project. A malformed scope is
-        an :class:`~remembrances.errors.InvalidInputError`, never an unscoped answer.
+        None); ``project`` keeps the code to one indexed project. ``tz`` is the
+        user's time zone (an IANA name or a ``tzinfo``), whose days "yesterday" and
+        "this morning" mean (default: the planner's, the machine's zone). A malformed
+        scope or zone is an :class:`~remembrances.errors.InvalidInputError`, never an
+        unscoped answer.
         """
         return self.enrich(
-            prompt, user=user, session=session, project=project, collections=collections
+            prompt, user=user, session=session, project=project, collections=collections, tz=tz
         ).text
 
     def enrich(
@@ -123,6 +129,7 @@ class ContextEnricher:
         session: str | None = None,
         project: str | None = None,
         collections: str | Sequence[str] | None = None,
+        tz: str | tzinfo | None = None,
     ) -> Enrichment:
         """Like :meth:`enrich_context`, with the plan, the items and the timings."""
         from ..events.conversation import scope_name
@@ -132,6 +139,13 @@ class ContextEnricher:
         user = None if user is None else scope_name(user, "user")
         session = None if session is None else scope_name(session, "session")
         shelves = None if collections is None else _collections(collections)
+        zone = None if tz is None else check_time_zone(tz)
+        # planners written before plan() took a time zone still work without one
+        if zone is not None and "tz" not in inspect.signature(self.planner.plan).parameters:
+            raise InvalidInputError(
+                f"the planner {type(self.planner).__name__} takes no time zone (tz); "
+                "give its plan() a keyword tz=None to accept one"
+            )
         try:
             project = None if project is None else self._indexed(project)
         except (NotFoundError, InvalidInputError):
@@ -140,7 +154,7 @@ class ContextEnricher:
             log.exception("context enrichment failed; the turn continues without memory")
             return Enrichment("")
         try:
-            return self._enrich(prompt, user, session, project, shelves)
+            return self._enrich(prompt, user, session, project, shelves, zone)
         except Exception:
             log.exception("context enrichment failed; the turn continues without memory")
             return Enrichment("")
@@ -164,6 +178,7 @@ class ContextEnricher:
         session: str | None,
         project: str | None,
         collections: tuple[str, ...] | None = None,
+        zone: tzinfo | None = None,
     ) -> Enrichment:
         config = self.config
         if not config.enabled or not isinstance(prompt, str) or not prompt.strip():
@@ -171,7 +186,7 @@ class ContextEnricher:
         warming = time.perf_counter()
         self._warm()
         started = time.perf_counter()
-        plan = self.planner.plan(prompt)
+        plan = self.planner.plan(prompt) if zone is None else self.planner.plan(prompt, tz=zone)
         planned = time.perf_counter()
         result = Enrichment("", plan=plan)
         result.timings["warm_ms"] = (started - warming) * 1000

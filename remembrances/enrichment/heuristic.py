@@ -19,7 +19,7 @@ from datetime import UTC, datetime, tzinfo
 from ..fts_query import STOP_WORDS
 from .plan import MAX_QUERY_CHARS, EnrichmentPlan, PartQueries
 from .prompt_parts import META_WORDS, PromptParts, ask_parts, split_prompt
-from .time_phrases import find_time_window
+from .time_phrases import find_time_window, local_zone
 
 #: Phrases that ask for something rather than say what it is about.
 REQUEST_PHRASES = [
@@ -340,7 +340,9 @@ class HeuristicPlanner:
     """Rules only: fast (well under a millisecond), deterministic, no network.
 
     ``now`` and ``tz`` fix the clock and the time zone whose days "yesterday"
-    refers to (windows come out in UTC either way). Default per-source counts
+    refers to (windows come out in UTC either way); without ``tz``, the machine's
+    zone, as for the naive times ``events.log`` takes. ``plan(prompt, tz=...)``
+    plans one prompt in another zone (a user's). Default per-source counts
     are raised for the source a prompt points at: identifiers, paths and errors
     ask for more code; a time phrase asks for more events.
     """
@@ -354,7 +356,7 @@ class HeuristicPlanner:
         code_limit: int = 4,
         events_limit: int = 6,
         now: Callable[[], datetime] | None = None,
-        tz: tzinfo = UTC,
+        tz: tzinfo | None = None,
     ) -> None:
         self.kb_limit = kb_limit
         self.code_limit = code_limit
@@ -362,11 +364,12 @@ class HeuristicPlanner:
         self.now = now or (lambda: datetime.now(UTC))
         self.tz = tz
 
-    def plan(self, prompt: str) -> EnrichmentPlan:
+    def plan(self, prompt: str, *, tz: tzinfo | None = None) -> EnrichmentPlan:
         asked = _the_ask("" if prompt is None else str(prompt))
         text = asked.ask
 
-        window, rest = find_time_window(text, now=self.now(), tz=self.tz)
+        zone = tz or self.tz or local_zone()
+        window, rest = find_time_window(text, now=self.now(), tz=zone)
         # A date ("add a month to January 31st") is also words a note or code may hold:
         # the KB and code keep it. "Yesterday" and "last week" only say when.
         topic = text if window is not None and window.absolute else rest

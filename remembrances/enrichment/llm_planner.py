@@ -15,11 +15,12 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 
 from .chat import ChatModel
 from .heuristic import HeuristicPlanner
 from .plan import MAX_SOURCE_LIMIT, PLAN_SCHEMA, EnrichmentPlan, QueryPlanner, plan_from_json
+from .time_phrases import local_zone
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ latest conversation and names no topic ("where did we leave off?"), set events_r
 to true and events_query to "".
 Leave out request words ("please", "can you", "explain", "fix"). Use "" for a \
 store that cannot help and 0 for its limit. Limits are 0 to {max_limit}.
-The current time is {now}.
+The current time is {now}, in the user's time zone.
 Answer with one JSON object only, matching this schema:
 {schema}"""
 
@@ -94,8 +95,10 @@ class LLMPlanner:
     def name(self) -> str:
         return f"llm:{self.primary.name}"
 
-    def plan(self, prompt: str) -> EnrichmentPlan:
+    def plan(self, prompt: str, *, tz: tzinfo | None = None) -> EnrichmentPlan:
+        """``tz``: the user's zone, whose days "yesterday" means (default: the machine's)."""
         text = prompt if isinstance(prompt, str) else str(prompt)
+        zone = tz or local_zone()
         text = text.encode("utf-8", "replace").decode("utf-8")[:MAX_PROMPT_CHARS]
         errors: list[str] = []
         defaults = EnrichmentPlan()
@@ -103,7 +106,7 @@ class LLMPlanner:
             if model is None:
                 continue
             try:
-                answer = self._ask(model, text)
+                answer = self._ask(model, text, zone)
                 plan = plan_from_json(answer, planner=f"llm:{model.name}", defaults=defaults)
                 if errors:
                     plan.notes["errors"] = list(errors)
@@ -112,14 +115,15 @@ class LLMPlanner:
                 reason = f"{model.name}: {type(exc).__name__}: {exc}"
                 log.warning("LLM planner %s failed, falling back: %s", model.name, exc)
                 errors.append(reason[:500])
-        plan = self.heuristic.plan(text).with_planner("heuristic (fallback)")
+        planned = self.heuristic.plan(text) if tz is None else self.heuristic.plan(text, tz=tz)
+        plan = planned.with_planner("heuristic (fallback)")
         plan.notes["errors"] = errors
         return plan
 
-    def _ask(self, model: ChatModel, prompt: str) -> str:
+    def _ask(self, model: ChatModel, prompt: str, zone: tzinfo) -> str:
         system = SYSTEM_PROMPT.format(
             max_limit=MAX_SOURCE_LIMIT,
-            now=self.now().astimezone(UTC).isoformat(timespec="seconds"),
+            now=self.now().astimezone(zone).isoformat(timespec="seconds"),
             schema=json.dumps(PLAN_SCHEMA),
         )
         key = id(model)

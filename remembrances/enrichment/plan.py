@@ -12,7 +12,7 @@ import json
 import math
 import re
 from dataclasses import asdict, dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any, Protocol, runtime_checkable
 
 #: Per-source result counts are clamped to this range.
@@ -116,9 +116,14 @@ class EnrichmentPlan:
 
 @runtime_checkable
 class QueryPlanner(Protocol):
-    """Turns a raw prompt into an :class:`EnrichmentPlan`."""
+    """Turns a raw prompt into an :class:`EnrichmentPlan`.
 
-    def plan(self, prompt: str) -> EnrichmentPlan: ...
+    ``tz`` is the user's time zone, whose days "yesterday" means; the enricher passes
+    it only when its caller gives one, so a planner without the keyword still works
+    (and refuses a call that gives a zone).
+    """
+
+    def plan(self, prompt: str, *, tz: tzinfo | None = None) -> EnrichmentPlan: ...
 
 
 #: The schema a chat model is shown; ``plan_from_json`` enforces the same rules.

@@ -1,7 +1,7 @@
 """Time phrases in a prompt ("yesterday", "since Monday", "last 3 days") as a UTC window.
 
-Day boundaries are taken in the planner's time zone (UTC unless told otherwise)
-and the window is returned in UTC, because events are stored and compared in UTC.
+Day boundaries are taken in the planner's time zone (the machine's unless told
+otherwise, per planner or per call) and the window is returned in UTC, because events are stored and compared in UTC.
 Windows err on the wide side: "last week" starts at the previous week's Monday and
 runs until now, so an event is not lost to an argument about what the phrase means.
 """
@@ -13,6 +13,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from ..errors import InvalidInputError
 
 _DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _UNITS = {
@@ -133,6 +136,33 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
     # "in October", "during Sept 2025": that month, the latest one without a year.
     ("month", _pattern(rf"(?:(?P<since>since\s+)|(?:in|during|throughout)\s+){_MONTH}{_YEAR}")),
 ]
+
+
+def local_zone() -> tzinfo:
+    """The machine's time zone now, as a fixed offset (what naive times mean in
+    events.log). Fixed for the plan, so on the day a clock changes a day's boundary
+    can be an hour off; windows err wide anyway."""
+    zone = datetime.now().astimezone().tzinfo
+    return zone if zone is not None else UTC
+
+
+def check_time_zone(value: object) -> tzinfo:
+    """``value`` as a time zone: a ``tzinfo``, or an IANA name (``"Europe/Berlin"``,
+    ``"UTC"``) read from the system's zone database (or the ``tzdata`` package)."""
+    if isinstance(value, tzinfo):
+        return value
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(
+            f"tz must be an IANA time zone name such as 'Europe/Berlin', not {value!r}"
+        )
+    if value.strip().upper() == "UTC":
+        return UTC
+    try:
+        return ZoneInfo(value.strip())
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise InvalidInputError(
+            f"unknown time zone {value!r}: give an IANA name such as 'America/New_York'"
+        ) from exc
 
 
 def find_time_window(

@@ -277,6 +277,7 @@ def build_app(
             session=req.session,
             project=req.project,
             collections=req.collections,
+            tz=req.tz,
         )
         # jsonable: a prompt with a lone surrogate (JSON "\ud800") is echoed with U+FFFD
         # in its place, as the CLI's --json prints it, instead of failing to encode

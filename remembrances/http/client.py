@@ -361,9 +361,10 @@ class RemoteMemory:
         session: str | None = None,
         project: str | None = None,
         collections: str | Sequence[str] | None = None,
+        tz: str | None = None,
     ) -> str:
         shelves = [collections] if isinstance(collections, str) else collections
-        given = (("user", user), ("session", session), ("project", project))
+        given = (("user", user), ("session", session), ("project", project), ("tz", tz))
         scope: dict[str, Any] = {k: v for k, v in given if v is not None}
         if shelves is not None:
             scope["collections"] = list(shelves)

@@ -48,6 +48,13 @@ class EnrichRequest(Body):
     collections: list[str] | None = Field(
         None, description="Only the documents of these collections (default: all)."
     )
+    tz: str | None = Field(
+        None,
+        description=(
+            'The user\'s IANA time zone ("Europe/Berlin"), whose days "yesterday" '
+            "means; default: the server's."
+        ),
+    )
 
 
 class EnrichResponse(BaseModel):

@@ -547,10 +547,19 @@ def build_server(
         session: SessionScope = None,
         project: ProjectScope = None,
         collections: CollectionsScope = None,
+        tz: Annotated[
+            str | None,
+            Field(
+                description=(
+                    'The user\'s IANA time zone ("America/New_York"), whose days '
+                    '"yesterday" means; default: the server\'s.'
+                )
+            ),
+        ] = None,
     ) -> CallToolResult:
         """The memory that helps answer a request, as one compact block (empty when none)."""
         context = svc.enrich_context(
-            prompt, user=user, session=session, project=project, collections=collections
+            prompt, user=user, session=session, project=project, collections=collections, tz=tz
         )
         return _result(context or "Nothing relevant in memory.", {"context": context})
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import click
 import pytest
@@ -11,6 +12,7 @@ from click.testing import CliRunner
 from remembrances import Chunk, Store
 from remembrances.cli import cli
 from remembrances.embeddings import HashEmbedder
+from tests.days import yesterday_only_in
 
 from .conftest import Run, as_json
 
@@ -153,6 +155,19 @@ def test_enrich_finds_a_kb_document(run: Run, tmp_path: Path) -> None:
     result = run("enrich", "how do I roll back a deploy with make rollback?")
     assert result.exit_code == 0
     assert "make rollback" in result.stdout
+
+
+def test_enrich_reads_yesterday_in_the_zone_given(run: Run, cli_db: Path) -> None:
+    run("init")
+    hour = yesterday_only_in(ZoneInfo("Asia/Tokyo"))  # not yesterday in UTC, the suite's
+    assert (
+        run("events", "log", "Shipped the billing export", "--at", hour.isoformat()).exit_code == 0
+    )
+    assert "billing export" not in run("enrich", "what happened yesterday?").stdout
+    result = run("enrich", "what happened yesterday?", "--tz", "Asia/Tokyo")
+    assert result.exit_code == 0 and "billing export" in result.stdout
+    result = run("enrich", "what happened yesterday?", "--tz", "Mars/Olympus")
+    assert result.exit_code == 1 and "unknown time zone 'Mars/Olympus'" in result.stderr
 
 
 def test_reembed_switches_the_file_to_the_new_model(run: Run, cli_db: Path) -> None:

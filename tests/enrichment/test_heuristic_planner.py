@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given, settings
@@ -279,6 +282,30 @@ def test_a_day_ends_before_the_next_midnight() -> None:
     midnight = datetime(2026, 11, 21, tzinfo=UTC)
     assert plan.events_since == midnight - timedelta(days=1)
     assert plan.events_until is not None and plan.events_until < midnight
+
+
+@pytest.fixture
+def los_angeles(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The process's zone is Los Angeles' for the test (the suite runs in UTC)."""
+    monkeypatch.setenv("TZ", "America/Los_Angeles")
+    time.tzset()
+    yield
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+
+
+def test_days_are_the_machines_by_default_and_a_plans_zone_wins(los_angeles: None) -> None:
+    # 15:30 UTC is 07:30 PST on the 21st: yesterday is the 20th in Los Angeles.
+    planner = HeuristicPlanner(now=lambda: NOW)
+    plan = planner.plan("what happened yesterday")
+    assert plan.events_since == datetime(2026, 11, 20, 8, 0, tzinfo=UTC)
+    # A zone given to the planner, or to one plan, is used instead.
+    assert HeuristicPlanner(now=lambda: NOW, tz=UTC).plan("yesterday?").events_since == (
+        datetime(2026, 11, 20, tzinfo=UTC)
+    )
+    # 00:30 on the 22nd in Tokyo: yesterday is the 21st there.
+    plan = planner.plan("what happened yesterday", tz=ZoneInfo("Asia/Tokyo"))
+    assert plan.events_since == datetime(2026, 11, 20, 15, 0, tzinfo=UTC)
 
 
 def test_days_follow_the_given_time_zone_and_come_out_in_utc() -> None:

@@ -6,6 +6,7 @@ import json
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -53,6 +54,16 @@ def test_a_good_plan_is_used_and_says_so(server: ChatServer) -> None:
     assert request["response_format"] == {"type": "json_object"}
     assert request["messages"][1]["content"] == PROMPT
     assert "2026-11-21T15:30:00+00:00" in request["messages"][0]["content"]
+
+
+def test_the_model_is_told_the_time_in_the_users_zone(server: ChatServer) -> None:
+    tokyo = ZoneInfo("Asia/Tokyo")
+    planner(openai_model(server, "good")).plan(PROMPT, tz=tokyo)
+    assert "2026-11-22T00:30:00+09:00" in server.requests[-1]["body"]["messages"][0]["content"]
+    # When no model answers, the rules plan in that zone too: yesterday is the 21st there.
+    plan = planner(openai_model(server, "error"), timeout=1.0).plan(PROMPT, tz=tokyo)
+    assert plan.planner == "heuristic (fallback)"
+    assert plan.events_since == datetime(2026, 11, 20, 15, tzinfo=UTC)
 
 
 @pytest.mark.parametrize("bad", ["prose", "wrong", "error", "hang"])

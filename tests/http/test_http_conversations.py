@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 
 import remembrances
 from remembrances.cli import cli
+from tests.days import yesterday_only_in
 
 from .conftest import Server, ServerFactory
 
@@ -262,3 +264,28 @@ def test_cli_import_and_scoped_search_are_the_same_through_a_server(
         else:
             assert remote.stdout == local.stdout, args
             assert remote.stderr == local.stderr, args
+
+
+def test_enrich_reads_yesterday_in_the_zone_given(serve: ServerFactory, tmp_path: Path) -> None:
+    # The server's clock is the real one, and its zone UTC (the suite's).
+    only_tokyo = yesterday_only_in(ZoneInfo("Asia/Tokyo"))
+    only_utc = yesterday_only_in(UTC, ZoneInfo("Asia/Tokyo"))
+    db = tmp_path / "days.db"
+    with remembrances.open(db, embedder="hash:64") as svc:
+        svc.events.log("Shipped the billing export", at=only_tokyo)
+        svc.events.log("Fixed the flaky login test", at=only_utc)
+    server = serve(db=db)
+    with server.client() as http:
+        answer = http.post("/v1/enrich", json={"prompt": "what happened yesterday?"})
+        assert "flaky login" in answer.json()["context"]
+        assert "billing export" not in answer.json()["context"]
+        body = {"prompt": "what happened yesterday?", "tz": "Asia/Tokyo"}
+        context = http.post("/v1/enrich", json=body).json()["context"]
+        assert "billing export" in context and "flaky login" not in context
+        answer = http.post("/v1/enrich", json={"prompt": "x", "tz": "Mars/Olympus"})
+        assert answer.status_code == 400 and "Mars/Olympus" in answer.json()["message"]
+    # The CLI's --url sends --tz along.
+    remote = CliRunner().invoke(
+        cli, ["--url", server.url, "enrich", "what happened yesterday?", "--tz", "Asia/Tokyo"]
+    )
+    assert remote.exit_code == 0 and "billing export" in remote.stdout, remote.output

@@ -6,9 +6,12 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from mcp import ClientSession
+
+from tests.days import yesterday_only_in
 
 from .conftest import call, text_of
 
@@ -132,6 +135,17 @@ def test_search_memory_enrich_and_stats(drive: Drive) -> None:
         texts = {h["text"] for h in scoped.structured_content["results"]}
         assert "user: my dog is called Biscuit" in texts
         assert "user: my dog is called Pixel" not in texts
+
+        # "yesterday" in the user's zone: an hour that is yesterday in Tokyo, not in UTC
+        hour = yesterday_only_in(ZoneInfo("Asia/Tokyo"))
+        await call(session, "events_log", content="Shipped the billing export", at=hour.isoformat())
+        asked = {"prompt": "what happened yesterday?"}
+        here = await call(session, "memory_enrich_context", **asked)
+        assert "billing export" not in here.structured_content["context"]
+        there = await call(session, "memory_enrich_context", **asked, tz="Asia/Tokyo")
+        assert "billing export" in there.structured_content["context"]
+        bad = await call(session, "memory_enrich_context", **asked, tz="Mars/Olympus")
+        assert bad.is_error and "unknown time zone" in text_of(bad)
 
     drive(scenario)
 
