@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from . import embeddings
 from .embeddings.base import Embedder
-from .errors import InvalidInputError
+from .errors import ClosedError, InvalidInputError
 from .integrity import CheckReport, check, check_layers
 from .postgres.url import is_postgres_url
 from .records import SOURCE_KINDS
+from .storage.processes import check_same_process
 from .store import Reranker, Store
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ class RemembrancesService:
                 "memory file use remembrances.open(path)"
             )
         self.store = store
+        self._opened_in = os.getpid()
         self._lock = threading.Lock()
 
     # The layers are built on first use, so opening a file for one of them does not
@@ -138,10 +140,17 @@ class RemembrancesService:
             check_layers(self, report, repair=repair)
         return report
 
+    def check_open(self) -> None:
+        """Raise ``ClosedError`` when this memory was closed, or was opened by the process
+        this one was forked from (``storage/processes.py``)."""
+        check_same_process(self._opened_in, repr(self.path))
+        if self.store.closed:
+            raise ClosedError(f"the memory {self.path!r} was closed; open it again to use it")
+
     def close(self) -> None:
         enricher = self.__dict__.get("enricher")  # only if it was ever built
-        if enricher is not None:
-            enricher.close()
+        if enricher is not None and os.getpid() == self._opened_in:
+            enricher.close()  # (a forked child has none of its threads to wait for)
         self.store.close()
 
     def __enter__(self) -> RemembrancesService:

@@ -173,6 +173,10 @@ class Store:
     def close(self) -> None:
         self.engine.close()
 
+    @property
+    def closed(self) -> bool:
+        return self.engine.closed
+
     def __enter__(self) -> Store:
         return self
 

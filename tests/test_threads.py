@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +77,36 @@ def test_prepare_is_allowed_while_another_thread_writes(store: Store) -> None:
     prepared = store.prepare([Chunk("embedding on another thread is fine")])
     holder.join()
     assert prepared.chunks[0].embedding is not None
+
+
+@pytest.mark.backends("sqlite")  # PostgreSQL lends readers from a pool of its own
+def test_threads_that_come_and_go_do_not_pile_up_readers(store: Store, location: str) -> None:
+    # A server's worker threads end after some idle seconds and new ones start: each
+    # new thread takes a reader an ended one left, instead of opening one more file.
+    store.put_source("kb", "note", [Chunk("a note about short-lived threads")])
+    db = store.engine.db  # type: ignore[attr-defined]
+
+    def open_files() -> int:
+        fds = Path(f"/proc/{os.getpid()}/fd")
+        return sum(1 for fd in fds.iterdir() if Path(location).name in str(_target(fd)))
+
+    def search() -> None:
+        assert store.search("short-lived threads", mode="text", limit=1)[0].source == "note"
+
+    before = open_files() if sys.platform == "linux" else 0
+    for _ in range(10):  # ten rounds of three threads, each round after the last ended
+        batch = [threading.Thread(target=search) for _ in range(3)]
+        for thread in batch:
+            thread.start()
+        for thread in batch:
+            thread.join()
+    assert len(db._readers) <= 4  # the three last threads' and at most the main one's
+    if sys.platform == "linux":
+        assert open_files() - before <= 3 * 3  # three readers, each with -wal and -shm
+
+
+def _target(fd: Path) -> str:
+    try:
+        return os.readlink(fd)
+    except OSError:  # closed since it was listed
+        return ""

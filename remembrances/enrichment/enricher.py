@@ -134,6 +134,10 @@ class ContextEnricher:
         """Like :meth:`enrich_context`, with the plan, the items and the timings."""
         from ..events.conversation import scope_name
 
+        # Not "": the agent would run on without memory, and nobody would know why.
+        self.service.check_open()
+        if self._closed:
+            raise ClosedError("this enricher was closed; open the memory again to enrich")
         # Checked before the catch-all: a bad scope must not become "" or, worse, no scope
         # (an unknown project is a NotFoundError naming the indexed ones).
         user = None if user is None else scope_name(user, "user")

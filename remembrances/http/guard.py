@@ -27,6 +27,13 @@ MAX_BODY_BYTES = 16 * 1024 * 1024
 OPEN_PATHS = frozenset({"/health"})
 
 
+def _own_path(scope: Scope) -> str:
+    """The request's path inside this app: mounted at ``/memory`` in another app,
+    ``/memory/health`` is its ``/health`` (Starlette keeps the prefix in ``path``)."""
+    path, root = str(scope.get("path", "")), str(scope.get("root_path", ""))
+    return path[len(root) :] if root and path.startswith(root) else path
+
+
 class Guard:
     def __init__(self, app: ASGIApp, *, token: str | None, max_body_bytes: int) -> None:
         self.app = app
@@ -38,7 +45,7 @@ class Guard:
             await self.app(scope, receive, send)
             return
         headers = {k.lower(): v for k, v in scope.get("headers", [])}
-        if self.token is not None and scope.get("path") not in OPEN_PATHS:
+        if self.token is not None and _own_path(scope) not in OPEN_PATHS:
             scheme, _, given = headers.get(b"authorization", b"").partition(b" ")
             if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self.token):
                 await _reply(

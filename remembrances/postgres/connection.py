@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
@@ -27,6 +28,7 @@ from ..errors import (
     RemembrancesError,
     StorageError,
 )
+from ..storage.processes import check_same_process, leave_inherited
 from ..storage.transaction import Dialect, Params, Row, row_type
 from .url import PostgresTarget
 
@@ -284,7 +286,8 @@ class PostgresDatabase:
         self._idle: list[psycopg.Connection[Any]] = []
         self._readers = 0  # open, idle or taken
         self._given_back = threading.Condition(threading.Lock())
-        self.closed = False
+        self._closed = False
+        self.opened_in = os.getpid()
         self.conn = self._connect()
 
     # connections
@@ -337,15 +340,25 @@ class PostgresDatabase:
         if not getattr(conn, "_remembrances_vector", False):
             self._register_vector(conn)
 
+    @property
+    def closed(self) -> bool:
+        """Closed, or inherited by a forked child (``storage/processes.py``)."""
+        return self._closed or os.getpid() != self.opened_in
+
     def close(self) -> None:
+        if os.getpid() != self.opened_in:  # a forked child: the parent's sockets stay as they are
+            self._closed = True
+            leave_inherited(self.conn, *self._idle)
+            return
         with self.lock:
             with self._given_back:
-                self.closed = True
+                self._closed = True
             self._drop_idle()  # a reader taken now is closed when given back
             self.conn.close()
 
     def _check_open(self) -> None:
-        if self.closed:
+        check_same_process(self.opened_in, self.location)
+        if self._closed:
             raise ClosedError(f"the memory {self.location} was closed; open it again to use it")
 
     def _writer(self) -> psycopg.Connection[Any]:
@@ -523,10 +536,10 @@ class PostgresDatabase:
     @contextlib.contextmanager
     def read(self) -> Iterator[PostgresTransaction]:
         """One snapshot for every statement inside (this thread's write, when in one)."""
+        self._check_open()
         if self._owner == threading.get_ident():
             yield PostgresTransaction(self.conn)
             return
-        self._check_open()
         held: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
         if held is not None:  # a read inside this thread's read: the same snapshot
             yield PostgresTransaction(held, reading=True)

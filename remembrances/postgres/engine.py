@@ -144,6 +144,10 @@ class PostgresEngine:
         return self.db.read_only_reason
 
     @property
+    def closed(self) -> bool:
+        return self.db.closed
+
+    @property
     def in_transaction(self) -> bool:
         return self.db.in_transaction
 

@@ -81,6 +81,11 @@ class Engine(Protocol):
         ...
 
     @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called: every use then raises ``ClosedError``."""
+        ...
+
+    @property
     def in_transaction(self) -> bool:
         """Whether this thread is inside a write transaction of this engine."""
         ...

@@ -28,6 +28,7 @@ from ..errors import (
     StorageError,
 )
 from . import text_match
+from .processes import check_same_process, leave_inherited
 
 log = logging.getLogger(__name__)
 
@@ -222,7 +223,10 @@ class Database:
     and the busy timeout applies, instead of failing later when a read lock cannot
     be upgraded. Reads use a connection of their own thread: in WAL mode readers
     never wait for each other or for the writer, so searches from many threads
-    run at the same time.
+    run at the same time. A thread that has ended leaves its reader to the next new
+    thread (the others it left are closed): a server's worker threads come and go
+    (anyio's end after 10 s idle), and readers kept until ``close`` ran ``serve`` out
+    of file descriptors.
     """
 
     def __init__(
@@ -244,14 +248,24 @@ class Database:
         self._depth = 0
         self._owner: int | None = None  # the thread inside a write transaction
         self._local = threading.local()
-        self._readers: list[apsw.Connection] = []
+        self._readers: list[tuple[threading.Thread, apsw.Connection]] = []
         self._readers_lock = threading.Lock()
-        self.closed = False
+        self._closed = False
+        self.opened_in = os.getpid()
+
+    @property
+    def closed(self) -> bool:
+        """Closed, or inherited by a forked child (:mod:`.processes`)."""
+        return self._closed or os.getpid() != self.opened_in
 
     def close(self) -> None:
+        if os.getpid() != self.opened_in:  # a forked child: its copies stay untouched
+            self._closed = True
+            leave_inherited(self.conn, *(r for _, r in self._readers))
+            return
         with self.lock, self._readers_lock:
-            self.closed = True
-            for reader in self._readers:
+            self._closed = True
+            for _, reader in self._readers:
                 try:
                     reader.close()
                 except apsw.ThreadingViolationError:
@@ -262,13 +276,14 @@ class Database:
             self.conn.close()
 
     def _check_open(self) -> None:
-        if self.closed:
+        check_same_process(self.opened_in, repr(self.path))
+        if self._closed:
             raise ClosedError(f"the memory {self.path!r} was closed; open it again to use it")
 
     @contextlib.contextmanager
     def write(self) -> Iterator[Connection]:
         """A write transaction; nested calls on the same thread join the outer one."""
-        self._check_open()
+        self._check_open()  # first: a forked child's lock may be held by no thread
         if self.read_only:
             raise ReadOnlyError(f"cannot write to {self.path!r}: {self.read_only_reason}")
         with self.lock:
@@ -311,10 +326,10 @@ class Database:
         Inside this thread's own write transaction it reads through the writer, so
         that it sees what the transaction wrote so far.
         """
+        self._check_open()
         if self._owner == threading.get_ident():
             yield self.conn
             return
-        self._check_open()
         with _mapped(self.path):
             conn = self._reader()
             if not conn.get_autocommit():  # a nested read on this thread
@@ -330,10 +345,30 @@ class Database:
     def _reader(self) -> apsw.Connection:
         conn: apsw.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = connect(self.path, read_only=self.read_only)
-            with self._readers_lock:
-                self._readers.append(conn)
+            conn = self._new_reader()
             self._local.conn = conn
+        return conn
+
+    def _new_reader(self) -> apsw.Connection:
+        """This thread's reader: one an ended thread left, else a new one."""
+        with self._readers_lock:
+            kept: list[tuple[threading.Thread, apsw.Connection]] = []
+            left: list[apsw.Connection] = []
+            for thread, reader in self._readers:
+                if thread.is_alive():
+                    kept.append((thread, reader))
+                else:
+                    left.append(reader)
+            conn: apsw.Connection | None = None
+            for reader in left:
+                if conn is None and reader.get_autocommit():  # no read left open in it
+                    conn = reader
+                else:
+                    with contextlib.suppress(apsw.Error):
+                        reader.close()
+            if conn is None:
+                conn = connect(self.path, read_only=self.read_only)
+            self._readers = [*kept, (threading.current_thread(), conn)]
         return conn
 
     @property

@@ -157,6 +157,10 @@ class SqliteEngine:
         return self.db.read_only_reason
 
     @property
+    def closed(self) -> bool:
+        return self.db.closed
+
+    @property
     def in_transaction(self) -> bool:
         return self.db.in_transaction
 

@@ -595,3 +595,21 @@ def test_everyday_phrasings_find_the_one_section_that_answers(tmp_path: Path, pr
         # (cosine 0.05-0.14, scoring over the KB gate), still gets nothing
         for reply in ("hmm, not quite", "not quite", "thanks, that worked!", "try again"):
             assert svc.enrich_context(reply) == "", reply
+
+
+def test_enrich_on_a_closed_memory_raises_instead_of_answering_nothing(tmp_path: Path) -> None:
+    # "" would let the agent run on without memory, and nobody would know why.
+    used = remembrances.open(tmp_path / "used.db", embedder="hash:64")
+    used.kb.add("Deploys run every Friday.", source="deploys.md")
+    assert used.enrich_context("when do deploys run?")
+    used.close()
+    with pytest.raises(remembrances.ClosedError, match="closed"):
+        used.enrich_context("when do deploys run?")
+    # Closed before its enricher was ever built: no enricher threads are started either.
+    fresh = remembrances.open(tmp_path / "fresh.db", embedder="hash:64")
+    fresh.close()
+    before = {t.name for t in threading.enumerate()}
+    with pytest.raises(remembrances.ClosedError):
+        fresh.enrich_context("when do deploys run?")
+    started = {t.name for t in threading.enumerate()} - before
+    assert not any(name.startswith("remembrances-enrich") for name in started)

@@ -15,7 +15,10 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 import remembrances
+from remembrances import ClosedError
 from remembrances.embeddings import HashEmbedder
 from remembrances.enrichment import ContextEnricher, EnricherConfig, HeuristicPlanner
 
@@ -120,6 +123,7 @@ def test_an_enricher_closed_makes_no_new_threads(tmp_path: Path) -> None:
         enricher.enrich_context("when do deploys run?")
         enricher.close()
         before = {t.name for t in threading.enumerate()}
-        assert enricher.enrich_context("when do deploys run?") == ""
+        with pytest.raises(ClosedError, match="enricher was closed"):
+            enricher.enrich_context("when do deploys run?")
         started = {t.name for t in threading.enumerate()} - before
         assert not any(name.startswith("remembrances-enrich") for name in started)

@@ -231,3 +231,25 @@ def test_the_server_loads_the_vector_index_before_the_first_request(
     with server.client() as http:
         first = ok(http.get("/v1/stats"))  # no search has run yet
     assert isinstance(first, dict) and first["index_bytes"] > 0
+
+
+def test_the_app_mounts_inside_another_asgi_app(tmp_path: Path) -> None:
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from remembrances.http.app import build_app
+    from remembrances.http.server import warm
+
+    with remembrances.open(tmp_path / "m.db", embedder="hash:64") as memory:
+        memory.kb.add("Deploys run every Friday.", source="deploys.md")
+        warm(memory)
+        host = FastAPI()
+        host.mount("/memory", build_app(memory, token="a-long-secret"))
+        with TestClient(host) as client:
+            assert client.get("/memory/health").status_code == 200
+            asked = {"prompt": "when do deploys run?"}
+            assert client.post("/memory/v1/enrich", json=asked).status_code == 401
+            answer = client.post(
+                "/memory/v1/enrich", json=asked, headers={"Authorization": "Bearer a-long-secret"}
+            )
+            assert answer.status_code == 200 and "Friday" in answer.json()["context"]
