@@ -134,19 +134,27 @@ def name_matches(store: Store, query: str, results: Sequence[SearchResult]) -> d
     return name_match.name_matches(store, query, named, abbreviations=True)
 
 
-def code_words(query: str) -> frozenset[str]:
+def code_words(query: str, *, calls: bool = True) -> frozenset[str]:
     """Lower-cased identifiers that ``query`` writes as code (see the module docstring).
 
     A dotted name counts by its last part (`attr.asdict`, :meth:`.Signer.unsign`);
     a code span that is not one identifier (`foo(bar)`, :term:`dunder methods`) is
-    not a reference to a parameter and counts for nothing.
+    not a reference to a parameter and counts for nothing. Without ``calls``, a name
+    written as a call (`copy()`, ``arw.format('MMMM')``) counts for nothing either: it
+    names a function, not a parameter.
     """
     spans = [
-        m.group(1).strip().lstrip("~.!").removesuffix("()") for m in _BACKTICKED.finditer(query)
+        m.group(1).strip().lstrip("~.!")
+        for m in _BACKTICKED.finditer(query)
+        if calls or not m.group(1).strip().endswith("()")
     ]
+    spans = [s.removesuffix("()") for s in spans]
     spans += [m.group(1) for m in _STARRED.finditer(query)]
+    unquoted = _BACKTICKED.sub(" ", query)
     spans += [
-        m.group(0) for m in _CODE_LIKE.finditer(_BACKTICKED.sub(" ", query)) if len(m.group(0)) > 1
+        m.group(0)
+        for m in _CODE_LIKE.finditer(unquoted)
+        if len(m.group(0)) > 1 and (calls or unquoted[m.end() : m.end() + 1] != "(")
     ]
     return frozenset(s.rsplit(".", 1)[-1].lower() for s in spans if _DOTTED.fullmatch(s))
 
@@ -201,7 +209,7 @@ def parameter_names(signature: str, name: str, language: str) -> frozenset[str]:
 
 def parameter_matches(query: str, results: Sequence[SearchResult]) -> dict[int, float]:
     """Per result id, 1.0 when the query writes one of the function's parameters as code."""
-    wanted = code_words(query)
+    wanted = code_words(query, calls=False)
     if not wanted:
         return {}
     found: dict[int, float] = {}

@@ -17,6 +17,7 @@ from remembrances.code.ranking import (
     enclosing_matches,
     identifier_words,
     name_matches,
+    parameter_matches,
     parameter_names,
 )
 from remembrances.records import SearchResult
@@ -451,6 +452,16 @@ def test_code_words_are_the_identifiers_a_query_marks_as_code() -> None:
         "environ",
         "maxretries",
     }
+    # A name written as a call names a function: no parameter match for it.
+    query = "arw.format('MMMM Do, YYYY') where are the tokens replaced, see ``run()`` and *deep*"
+    assert code_words(query) == {"format", "run", "deep"}
+    assert code_words(query, calls=False) == {"deep"}
+    strftime = SearchResult(
+        1, "code", "p", "arrow.py", "", {"kind": "method", "name": "strftime",
+        "signature": "def strftime(self, format: str) -> str:", "language": "python"}, 0.0,
+    )  # fmt: skip
+    assert parameter_matches(query, [strftime]) == {}
+    assert parameter_matches("what `format` does strftime take?", [strftime]) == {1: 1.0}
 
 
 def test_parameter_names_from_signatures_in_any_language() -> None:
