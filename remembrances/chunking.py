@@ -205,7 +205,30 @@ def chunk_text(
 # -- sections ---------------------------------------------------------------------------
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+def _opens_fence(line: str) -> str | None:
+    """The fence ``line`` opens (its backticks or tildes), or None. A backtick fence's
+    info string holds no backtick: "```x``` is inline code" opens nothing (CommonMark)."""
+    match = _FENCE.match(line)
+    if match is None or (match.group(1)[0] == "`" and "`" in match.group(2)):
+        return None
+    return match.group(1)
+
+
+def _closes_fence(line: str, fence: str) -> bool:
+    """Whether ``line`` closes ``fence``: the same character, at least as many, and
+    nothing after but spaces ("```bash" inside a ``` block is code, not its end)."""
+    match = _FENCE.match(line)
+    return (
+        match is not None
+        and match.group(1)[0] == fence[0]
+        and len(match.group(1)) >= len(fence)
+        and not match.group(2).strip()
+    )
+
+
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _RST_ADORN = re.compile(r"^([=\-`:'\"~^_*+#<>.!$%&(),/;?@\[\\\]{|}])\1{2,}[ \t]*$")
 _ADOC = re.compile(r"^(={1,6})[ \t]+(\S.*?)[ \t]*$")
@@ -243,13 +266,12 @@ def _markdown_headings(text: str) -> list[_Heading]:
                 break
     for i in range(begin, len(lines)):
         offset, after, line = lines[i]
-        fenced = _FENCE.match(line)
         if fence is not None:
-            if fenced and fenced.group(1)[0] == fence[0] and len(fenced.group(1)) >= len(fence):
+            if _closes_fence(line, fence):
                 fence = None
             continue
-        if fenced:
-            fence = fenced.group(1)
+        fence = _opens_fence(line)
+        if fence is not None:
             continue
         atx = _ATX.match(line)
         if atx:
@@ -365,6 +387,8 @@ def _front_matter_only(preamble: str) -> bool:
 
 # -- tables and fences -----------------------------------------------------------------
 
+#: A block's head longer than this is not copied onto the chunks inside the block.
+MAX_BLOCK_HEAD_CHARS = 500
 #: A GFM table's delimiter row: ``|---|:--:|``, ``--- | ---`` (at least one pipe).
 _TABLE_DELIMITER = re.compile(r"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
 
@@ -392,38 +416,48 @@ def markdown_blocks(text: str) -> list[Block]:
     i = 0
     while i < len(lines):
         _, after, line = lines[i]
-        fenced = _FENCE.match(line)
-        if fenced:
-            fence = fenced.group(1)
+        fence = _opens_fence(line)
+        if fence is not None:
             j = i + 1
-            while j < len(lines):
-                closing = _FENCE.match(lines[j][2])
-                if (
-                    closing
-                    and closing.group(1)[0] == fence[0]
-                    and len(closing.group(1)) >= len(fence)
-                ):
-                    break
+            while j < len(lines) and not _closes_fence(lines[j][2], fence):
                 j += 1
             end = lines[min(j, len(lines) - 1)][1]
-            blocks.append(Block(line.strip(), after, end))
+            blocks.append(Block(_capped(line.strip()), after, end))
             i = j + 1
             continue
         if (
-            "|" in line
-            and i + 1 < len(lines)
+            i + 1 < len(lines)
             and "|" in lines[i + 1][2]
             and _TABLE_DELIMITER.match(lines[i + 1][2])
+            and len(_cells(line)) == len(_cells(lines[i + 1][2]))  # GFM: as many columns
         ):
-            j = i + 2
-            while j < len(lines) and "|" in lines[j][2] and lines[j][2].strip():
+            j = i + 2  # rows run to a blank line or the next heading or fence (GFM)
+            while j < len(lines) and lines[j][2].strip() and not _ends_table(lines[j][2]):
                 j += 1
-            head = f"{line.strip()}\n{lines[i + 1][2].strip()}"
+            head = _capped(f"{line.strip()}\n{lines[i + 1][2].strip()}")
             blocks.append(Block(head, lines[i + 1][1], lines[j - 1][1]))
             i = j
             continue
         i += 1
     return blocks
+
+
+def _cells(row: str) -> list[str]:
+    """A table row's cells: split at the pipes not escaped, the outer ones dropped."""
+    row = row.strip()
+    row = row[1:] if row.startswith("|") else row
+    row = row[:-1] if row.endswith("|") and not row.endswith("\\|") else row
+    return re.split(r"(?<!\\)\|", row)
+
+
+def _ends_table(line: str) -> bool:
+    return bool(_ATX.match(line)) or _opens_fence(line) is not None
+
+
+def _capped(head: str) -> str:
+    """A head too long to copy onto every chunk of its block is left out (a crafted
+    100,000-character header row made a 0.7 MB document take 194 MB)."""
+    return head if len(head) <= MAX_BLOCK_HEAD_CHARS else ""
 
 
 # -- pieces -----------------------------------------------------------------------------

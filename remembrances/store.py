@@ -724,10 +724,10 @@ class Store:
         if kind:  # only the kinds that found nothing can be misspelt
             found = {r.kind for r in results}
             asked = [kind] if isinstance(kind, str) else list(kind)
-            self._check_kinds([k for k in asked if k not in found])
+            self._check_kinds([k for k in asked if k not in found], asked)
         return results
 
-    def _check_kinds(self, kinds: Sequence[str]) -> None:
+    def _check_kinds(self, kinds: Sequence[str], asked: Sequence[str]) -> None:
         """Refuse a kind no chunk holds when its other number does ("events" for the
         event log's "event"): a silent [] hides the typo. Kinds are open (any layer
         may add one), so a kind nothing holds is otherwise just empty."""
@@ -743,8 +743,8 @@ class Store:
                     f"SELECT DISTINCT kind FROM chunks WHERE kind IN ({marks})", wanted
                 )
             }
-        for k in kinds:
-            if k not in held and variants[k] in held:
+        for k in kinds:  # ["event", "events"] asks for both spellings on purpose
+            if k not in held and variants[k] in held and variants[k] not in asked:
                 raise InvalidInputError(
                     f"no chunk is of kind {k!r}; the memory holds kind {variants[k]!r}"
                 )

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from remembrances.chunking import (
+    MAX_BLOCK_HEAD_CHARS,
     Chunker,
     TextChunk,
     chunk_text,
@@ -324,6 +325,34 @@ def test_a_chunk_inside_a_code_fence_leads_with_the_fence() -> None:
     # An unclosed fence runs to the end of the text.
     open_fence = chunk_text(f"```js\n{code}", size=300, overlap=0)
     assert all(c.lead == "```js" for c in open_fence[1:])
+
+
+def test_fences_close_and_open_as_commonmark_says() -> None:
+    # "```bash" inside a ``` block is code, not its end; the bare fence after closes it.
+    doc = "```\necho one\n```bash\necho two\n```\nProse after the example.\n"
+    [fence] = markdown_blocks(doc)
+    assert fence.end == doc.index("Prose")
+    # Three backticks with more on the line are inline code, no fence.
+    assert markdown_blocks("```x``` is inline code.\nMore prose.\n") == []
+    later = chunk_text("```x``` is inline code. " + "More prose here. " * 60, size=300)
+    assert all(c.lead == "" for c in later)
+
+
+def test_a_table_is_as_wide_as_its_header_and_runs_to_a_blank_line() -> None:
+    # GFM: the delimiter row has as many cells as the header; rows need no pipe.
+    assert markdown_blocks("x | y | z\n--- | ---\n1 | 2 | 3\n") == []
+    [table] = markdown_blocks("| a | b |\n|---|---|\n| 1 | 2 |\nthree\n\nprose\n")
+    assert table.end == len("| a | b |\n|---|---|\n| 1 | 2 |\nthree\n")
+    assert markdown_blocks("| a \\| b | c |\n|---|---|\n")[0].head.startswith("| a")
+
+
+def test_a_head_too_long_to_copy_onto_every_chunk_is_left_out() -> None:
+    wide = "| " + " | ".join(f"column {i}" for i in range(60)) + " |"
+    rows = "".join("| " + " | ".join("x" for _ in range(60)) + " |\n" for _ in range(30))
+    doc = f"{wide}\n|{'---|' * 60}\n{rows}"
+    assert len(wide) > MAX_BLOCK_HEAD_CHARS and markdown_blocks(doc)[0].head == ""
+    chunks = chunk_text(doc, size=400, overlap=0)
+    assert len(chunks) > 3 and all(c.lead == "" for c in chunks)
 
 
 def test_only_markdown_tables_with_a_delimiter_row_are_blocks() -> None:

@@ -236,6 +236,8 @@ def test_a_kind_spelled_in_the_other_number_is_refused_not_empty(store: Store) -
     assert store.search("deploy", kind="notes") == []
     for odd in ("s", "x\x00", "'; DROP TABLE chunks; --", "é" * 300):
         assert store.search("deploy", kind=odd) == []
+    # Asking for both spellings on purpose is no typo.
+    assert [r.source for r in store.search("deploy", kind=["event", "events"])] == ["e1"]
     # A memory that holds both spellings answers each as asked.
     store.put_source("events", "e2", [Chunk("A custom layer's deploy note")])
     assert [r.source for r in store.search("deploy", kind="events")] == ["e2"]

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..chunking import MAX_LEAD_CHARS, sentence_lead
+from ..chunking import MAX_LEAD_CHARS, markdown_blocks, sentence_lead
 from .render import render_block, render_section
 from .sources import ContextItem
 
@@ -154,7 +154,18 @@ def _from_focus(item: ContextItem, text: str, max_chars: int) -> str:
     if start <= 0 or len(cut_text(text, max_chars).removesuffix(ELLIPSIS)) >= end:
         return text  # the cut keeps the best part anyway
     start -= len(sentence_lead(text[max(start - MAX_LEAD_CHARS, 0) : start]))
-    return LEADING_ELLIPSIS + text[start:].lstrip()
+    head = _opening_head(text, start) if item.source == "kb" else ""
+    return f"{head}\n" * bool(head) + LEADING_ELLIPSIS + text[start:].lstrip()
+
+
+def _opening_head(text: str, start: int) -> str:
+    """The head of the table or code fence ``text`` opens with, when ``start`` is in its
+    body: a passage cut to its best part keeps the rows that say what its columns are."""
+    blocks = markdown_blocks(text[:start] + "\n")  # the block as far as the cut
+    first = blocks[0] if blocks else None
+    if first is None or not first.head or text[: first.body_start].strip() != first.head:
+        return ""
+    return first.head if first.body_start <= start else ""
 
 
 def _longest_fitting(text: str, points: Sequence[int], fits: Callable[[str], bool]) -> str | None:

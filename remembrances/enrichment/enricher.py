@@ -3,12 +3,12 @@
 Agent frameworks call this before every model turn, so it must not be the reason
 a turn fails or stalls: every source runs in parallel under one deadline, a
 source that fails or is late is dropped (and logged), and anything unexpected
-anywhere yields "" rather than an exception.
+anywhere yields "" rather than an exception. The errors are the caller's own: a
+malformed scope or time zone, and a closed memory.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
 import re
 import threading
@@ -25,7 +25,7 @@ from .code_focus import code_aware, wait_idle
 from .config import EnricherConfig
 from .daemon_pool import DaemonPool
 from .heuristic import HeuristicPlanner
-from .plan import EnrichmentPlan, QueryPlanner
+from .plan import EnrichmentPlan, QueryPlanner, takes_time_zone
 from .render import render_block
 from .sources import (
     SEARCHES,
@@ -145,10 +145,10 @@ class ContextEnricher:
         shelves = None if collections is None else _collections(collections)
         zone = None if tz is None else check_time_zone(tz)
         # planners written before plan() took a time zone still work without one
-        if zone is not None and "tz" not in inspect.signature(self.planner.plan).parameters:
+        if zone is not None and not takes_time_zone(self.planner):
             raise InvalidInputError(
-                f"the planner {type(self.planner).__name__} takes no time zone (tz); "
-                "give its plan() a keyword tz=None to accept one"
+                f"the planner {type(self.planner).__name__} (or the one it falls back to) "
+                "takes no time zone (tz); give its plan() a keyword tz=None to accept one"
             )
         try:
             project = None if project is None else self._indexed(project)

@@ -8,6 +8,7 @@ it is checked field by field because model output is untrusted input.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import re
@@ -124,6 +125,22 @@ class QueryPlanner(Protocol):
     """
 
     def plan(self, prompt: str, *, tz: tzinfo | None = None) -> EnrichmentPlan: ...
+
+
+def takes_time_zone(planner: object) -> bool:
+    """Whether ``planner.plan`` accepts ``tz`` (by name or ``**options``), and so does
+    the planner it falls back to (its ``heuristic``, as :class:`LLMPlanner` has)."""
+    plan = getattr(planner, "plan", None)
+    if plan is None:
+        return False
+    try:
+        parameters = inspect.signature(plan).parameters.values()
+    except (TypeError, ValueError):  # a callable without a readable signature
+        return False
+    if not any(p.name == "tz" or p.kind is p.VAR_KEYWORD for p in parameters):
+        return False
+    fallback = getattr(planner, "heuristic", None)
+    return fallback is None or takes_time_zone(fallback)
 
 
 #: The schema a chat model is shown; ``plan_from_json`` enforces the same rules.

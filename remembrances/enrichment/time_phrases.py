@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import calendar
 import re
+import time as _time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
@@ -138,18 +139,55 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
+class MachineZone(tzinfo):
+    """The machine's time zone as the C library reads it (``TZ``, /etc/localtime),
+    daylight saving included: the offset of each moment, as ``datetime.astimezone()``
+    gives it to the naive times ``events.log`` takes. (A fixed offset read from the
+    clock put "yesterday" an hour off across a clock change, or for a planner whose
+    ``now`` is in another season.)"""
+
+    def utcoffset(self, dt: datetime | None) -> timedelta:
+        return timedelta(seconds=self._local(dt).tm_gmtoff)
+
+    def dst(self, dt: datetime | None) -> timedelta:
+        return timedelta(hours=1) if self._local(dt).tm_isdst > 0 else timedelta(0)
+
+    def tzname(self, dt: datetime | None) -> str:
+        return self._local(dt).tm_zone
+
+    def fromutc(self, dt: datetime) -> datetime:
+        stamp = (dt.replace(tzinfo=None) - datetime(1970, 1, 1)).total_seconds()
+        return dt + timedelta(seconds=_time.localtime(stamp).tm_gmtoff)
+
+    @staticmethod
+    def _local(dt: datetime | None) -> _time.struct_time:
+        """The C library's view of the wall time ``dt`` (now, for None)."""
+        if dt is None:
+            return _time.localtime()
+        wall = (dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second, 0, 0, -1)
+        return _time.localtime(_time.mktime(wall))
+
+    def __repr__(self) -> str:
+        return "MachineZone()"
+
+
 def local_zone() -> tzinfo:
-    """The machine's time zone now, as a fixed offset (what naive times mean in
-    events.log). Fixed for the plan, so on the day a clock changes a day's boundary
-    can be an hour off; windows err wide anyway."""
-    zone = datetime.now().astimezone().tzinfo
-    return zone if zone is not None else UTC
+    """The machine's time zone: what "yesterday" means when no zone is given."""
+    return MachineZone()
 
 
 def check_time_zone(value: object) -> tzinfo:
     """``value`` as a time zone: a ``tzinfo``, or an IANA name (``"Europe/Berlin"``,
     ``"UTC"``) read from the system's zone database (or the ``tzdata`` package)."""
     if isinstance(value, tzinfo):
+        try:  # a zone that cannot say its offset would fail inside, and answer ""
+            offset = datetime.now(UTC).astimezone(value).utcoffset()
+        except Exception as exc:
+            raise InvalidInputError(f"tz {value!r} is not a usable time zone: {exc}") from exc
+        if offset is None or abs(offset) >= timedelta(hours=24):
+            raise InvalidInputError(
+                f"tz {value!r} is not a usable time zone: no offset from UTC under 24 hours"
+            )
         return value
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError(

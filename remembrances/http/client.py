@@ -13,7 +13,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -361,9 +361,10 @@ class RemoteMemory:
         session: str | None = None,
         project: str | None = None,
         collections: str | Sequence[str] | None = None,
-        tz: str | None = None,
+        tz: str | tzinfo | None = None,
     ) -> str:
         shelves = [collections] if isinstance(collections, str) else collections
+        tz = _zone_name(tz)
         given = (("user", user), ("session", session), ("project", project), ("tz", tz))
         scope: dict[str, Any] = {k: v for k, v in given if v is not None}
         if shelves is not None:
@@ -382,3 +383,17 @@ class RemoteMemory:
 
     def close(self) -> None:
         pass  # one connection per request: nothing held open
+
+
+def _zone_name(tz: str | tzinfo | None) -> str | None:
+    """A zone as the server reads it: its IANA name (a ``ZoneInfo``'s ``key``)."""
+    if tz is None or isinstance(tz, str):
+        return tz
+    if tz is UTC:
+        return "UTC"
+    key = getattr(tz, "key", None)
+    if isinstance(key, str):
+        return key
+    raise errors.InvalidInputError(
+        f"tz {tz!r} has no IANA name to send to the server; give one ('Europe/Berlin')"
+    )

@@ -538,7 +538,7 @@ class KnowledgeBase:
                 # The search read the chunks in its own snapshot: a document replaced
                 # since then no longer holds them where they were, and gets no lead.
                 if around[reach:] == first.text:
-                    head = first.metadata.get("block_head")
+                    head = first.metadata.get("_block_head")
                     passage.lead = sentence_lead(around[:reach])
                     if isinstance(head, str) and head:
                         passage.lead = f"{head}\n{passage.lead}"

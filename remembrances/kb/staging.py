@@ -24,7 +24,7 @@ from .records import AddReport
 
 MAX_DOCUMENT_CHARS = 10_000_000
 #: Chunk metadata keys the knowledge base sets itself; user metadata may not use them.
-RESERVED_KEYS = frozenset({"heading_path", "char_start", "char_end", "block_head"})
+RESERVED_KEYS = frozenset({"heading_path", "char_start", "char_end", "_block_head"})
 #: ``[[note]]`` and ``[[note|shown]]`` (Obsidian, Logseq): a title shows the words.
 _WIKILINK = re.compile(r"\[\[([^\[\]|]+)(?:\|([^\[\]]+))?\]\]")
 #: ``title: ...`` on a line of YAML front matter (a plain or quoted scalar).
@@ -175,7 +175,7 @@ def stage(
                 "heading_path": piece.heading_path,
                 "char_start": piece.start,
                 "char_end": piece.end,
-                **({"block_head": piece.lead} if piece.lead else {}),
+                **({"_block_head": piece.lead} if piece.lead else {}),
             },
             embed_text=piece.embed_text(title),
         )

@@ -308,6 +308,28 @@ def test_days_are_the_machines_by_default_and_a_plans_zone_wins(los_angeles: Non
     assert plan.events_since == datetime(2026, 11, 20, 15, 0, tzinfo=UTC)
 
 
+def test_the_machines_days_keep_daylight_saving_in_any_season(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    try:
+        # Noon in Berlin on 1 July (UTC+2), planned in November (UTC+1): yesterday is
+        # the 30th of June in Berlin, as events.log reads a naive 00:30 that day.
+        summer = datetime(2026, 7, 1, 10, 0, tzinfo=UTC)
+        plan = HeuristicPlanner(now=lambda: summer).plan("what did we deploy yesterday?")
+        assert plan.events_since == datetime(2026, 6, 29, 22, 0, tzinfo=UTC)
+        assert plan.events_since == datetime(2026, 6, 30, 0, 0).astimezone(UTC)
+        # The day the clocks go back is 25 hours long.
+        after = datetime(2026, 10, 26, 12, 0, tzinfo=UTC)
+        plan = HeuristicPlanner(now=lambda: after).plan("what happened yesterday?")
+        assert plan.events_until is not None and plan.events_since is not None
+        assert plan.events_until - plan.events_since > timedelta(hours=24, minutes=59)
+    finally:
+        monkeypatch.setenv("TZ", "UTC")
+        time.tzset()
+
+
 def test_days_follow_the_given_time_zone_and_come_out_in_utc() -> None:
     tokyo = timezone(timedelta(hours=9))
     # 15:30 UTC is 00:30 on the 22nd in Tokyo, so "yesterday" there is the 21st.

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 
 import pytest
 
 import remembrances
 from remembrances import InvalidInputError, RemembrancesService
-from remembrances.enrichment import EnrichmentPlan, HeuristicPlanner
+from remembrances.enrichment import EnrichmentPlan, HeuristicPlanner, LLMPlanner, OpenAIChat
 
 # Saturday 21 November 2026, 15:30 UTC: 00:30 on Sunday the 22nd in Tokyo.
 NOW = datetime(2026, 11, 21, 15, 30, tzinfo=UTC)
@@ -38,23 +38,52 @@ def test_yesterday_is_the_users_day(memory: RemembrancesService) -> None:
         assert memory.enrich_context("what happened yesterday?", tz="utc") == here
 
 
+class NoOffset(tzinfo):
+    def utcoffset(self, dt: datetime | None) -> timedelta | None:
+        return None
+
+
+class TooFar(tzinfo):
+    def utcoffset(self, dt: datetime | None) -> timedelta:
+        return timedelta(hours=30)
+
+
 @pytest.mark.parametrize(
-    "tz", ["Mars/Olympus", "", "  ", "../../etc/passwd", "UTC\x00", "\udcff", "x" * 5000, 5]
+    "tz",
+    [
+        *("Mars/Olympus", "", "  ", "../../etc/passwd", "UTC\x00", "\udcff", "x" * 5000, 5),
+        *(tzinfo(), NoOffset(), TooFar()),
+    ],
 )
 def test_a_bad_time_zone_is_refused_not_ignored(memory: RemembrancesService, tz: object) -> None:
     with memory, pytest.raises(InvalidInputError, match="time zone"):
         memory.enrich_context("what happened yesterday?", tz=tz)  # type: ignore[arg-type]
 
 
+class OlderPlanner:  # written to the protocol before plan() took tz
+    def plan(self, prompt: str) -> EnrichmentPlan:
+        return HeuristicPlanner(now=lambda: NOW).plan(prompt)
+
+
+class OptionsPlanner:  # takes whatever it is given
+    def plan(self, prompt: str, **options: object) -> EnrichmentPlan:
+        return HeuristicPlanner(now=lambda: NOW).plan(prompt, **options)  # type: ignore[arg-type]
+
+
 def test_a_planner_that_takes_no_zone_still_plans_and_refuses_one(
     memory: RemembrancesService,
 ) -> None:
-    class OlderPlanner:  # written to the protocol before plan() took tz
-        def plan(self, prompt: str) -> EnrichmentPlan:
-            return HeuristicPlanner(now=lambda: NOW).plan(prompt)
-
     with memory:
         memory.enricher.planner = OlderPlanner()
         assert "flaky login" in memory.enrich_context("what happened yesterday?")
-        with pytest.raises(InvalidInputError, match="OlderPlanner takes no time zone"):
+        with pytest.raises(InvalidInputError, match=r"OlderPlanner .* takes no time zone"):
             memory.enrich_context("what happened yesterday?", tz="Asia/Tokyo")
+        # An LLM planner whose rules to fall back on take no zone is refused one too
+        # (the fallback's TypeError became "").
+        down = OpenAIChat("down", base_url="http://127.0.0.1:9/v1", api_key="k")
+        memory.enricher.planner = LLMPlanner(down, heuristic=OlderPlanner(), timeout=0.5)
+        with pytest.raises(InvalidInputError, match="takes no time zone"):
+            memory.enrich_context("what happened yesterday?", tz="Asia/Tokyo")
+        memory.enricher.planner = OptionsPlanner()
+        tokyo = memory.enrich_context("what happened yesterday?", tz="Asia/Tokyo")
+        assert "billing export" in tokyo and "flaky login" not in tokyo

@@ -4,7 +4,7 @@ session, on a real server over a real file (hash embedder)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 import remembrances
 from remembrances.cli import cli
+from remembrances.http.client import RemoteMemory
 from tests.days import yesterday_only_in
 
 from .conftest import Server, ServerFactory
@@ -284,6 +285,12 @@ def test_enrich_reads_yesterday_in_the_zone_given(serve: ServerFactory, tmp_path
         assert "billing export" in context and "flaky login" not in context
         answer = http.post("/v1/enrich", json={"prompt": "x", "tz": "Mars/Olympus"})
         assert answer.status_code == 400 and "Mars/Olympus" in answer.json()["message"]
+    # The remote client sends a ZoneInfo by its name; a zone without one is refused.
+    remote_memory = RemoteMemory(server.url)
+    tokyo = remote_memory.enrich_context("what happened yesterday?", tz=ZoneInfo("Asia/Tokyo"))
+    assert "billing export" in tokyo and "flaky login" not in tokyo
+    with pytest.raises(remembrances.InvalidInputError, match="no IANA name"):
+        remote_memory.enrich_context("x", tz=timezone(timedelta(hours=9)))
     # The CLI's --url sends --tz along.
     remote = CliRunner().invoke(
         cli, ["--url", server.url, "enrich", "what happened yesterday?", "--tz", "Asia/Tokyo"]

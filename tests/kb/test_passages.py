@@ -164,8 +164,8 @@ def test_a_passage_inside_a_table_starts_under_its_header(kb: KnowledgeBase, sto
     doc = f"# Client\n\n## Settings\n\n{head}\n{rows}"
     kb.add(doc, source="client.md", metadata={"team": "sdk"})
     stored = store.get_source("kb", "client.md")
-    assert len(stored) > 2 and stored[-1].metadata["block_head"] == head
-    assert "block_head" not in stored[0].metadata  # the first chunk holds the header
+    assert len(stored) > 2 and stored[-1].metadata["_block_head"] == head
+    assert "_block_head" not in stored[0].metadata  # the first chunk holds the header
     hit = kb.search("retry backoff seconds doubled", limit=1)[0]
     assert hit.source == "client.md" and hit.position > 0
     # The header rows come first, then the row from its start (the chunk may start
@@ -178,8 +178,24 @@ def test_a_passage_inside_a_table_starts_under_its_header(kb: KnowledgeBase, sto
     start, end = hit.best_span
     assert hit.text[start:end] == next(r.text for r in stored if r.id == hit.chunk_id)
     assert hit.metadata == {"team": "sdk"}  # the knowledge base's own keys stay out
-    with pytest.raises(InvalidInputError, match="block_head"):
-        kb.add("text", source="x.md", metadata={"block_head": "mine"})
+    with pytest.raises(InvalidInputError, match="_block_head"):
+        kb.add("text", source="x.md", metadata={"_block_head": "mine"})
+
+
+def test_a_budget_cut_inside_a_table_keeps_its_header(store: Store) -> None:
+    # A chunk of the default size is longer than an item's budget: the cut from the
+    # best part kept the rows and lost the header the passage starts with.
+    kb = KnowledgeBase(store)
+    rows = "".join(f"| svc{i:03d} | port {8000 + i} | team{i % 7} |\n" for i in range(200))
+    rows = rows.replace("| svc150 | port 8150 |", "| zebraquux | port 8150 |")
+    doc = f"# Services\n\n| Service | Port | Owner |\n|---|---|---|\n{rows}"
+    kb.add(doc, source="services.md")
+    hit = kb.search("zebraquux port", limit=1)[0]
+    assert hit.text.startswith("| Service | Port | Owner |") and hit.position > 0
+    limits = Limits(total_chars=None, section_chars={"kb": None}, item_chars=1000)
+    [(_, shown)] = fit({"kb": [kb_item(hit)]}, ["kb"], limits, header="")["kb"]
+    assert shown.startswith("| Service | Port | Owner |\n|---|---|---|\n… | svc")
+    assert "zebraquux" in shown and len(shown) <= 1000
 
 
 @pytest.mark.parametrize(
