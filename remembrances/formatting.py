@@ -26,7 +26,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any, Literal
 
 from .errors import InvalidInputError
@@ -111,14 +111,14 @@ def document_label(title: Any, heading_path: Any, source: Any) -> str:
     return f"{label} ({source_text})" if source_text and source_text != label else label
 
 
-def event_label(subject: Any, when: Any, user: Any = None) -> str:
-    """``ops · 2026-11-01 09:00 UTC``: what the event is about and when it happened;
-    ``user (alice) · ...`` for a turn of alice's conversations (a memory shared by
-    several users says whose turn a "user" turn is)."""
+def event_label(subject: Any, when: Any, user: Any = None, zone: tzinfo | None = None) -> str:
+    """``ops · 2026-11-01 09:00 UTC``: what the event is about and when it happened (in
+    ``zone``, when given); ``user (alice) · ...`` for a turn of alice's conversations (a
+    memory shared by several users says whose turn a "user" turn is)."""
     subject_text = _clean(subject) or "(no subject)"
     if _clean(user):
         subject_text += f" ({_clean(user)})"
-    moment = human_time(when)
+    moment = human_time(when, zone=zone)
     return f"{subject_text} · {moment}" if moment else subject_text
 
 
@@ -398,13 +398,17 @@ def iso_time(value: Any) -> Any:
     return value if found is None else found.isoformat()
 
 
-def human_time(value: Any, *, seconds: bool = False) -> str:
-    """A time as people read it: ``2026-11-01 09:00 UTC`` ("" for none; unreadable
-    text is shown as it is)."""
+def human_time(value: Any, *, seconds: bool = False, zone: tzinfo | None = None) -> str:
+    """A time as people read it: ``2026-11-01 09:00 UTC``, or in ``zone`` with its name
+    (``2026-11-01 18:00 JST``); "" for none, unreadable text shown as it is."""
     found = moment(value)
     if found is None:
         return value.strip() if isinstance(value, str) else ""
-    return found.strftime("%Y-%m-%d %H:%M:%S UTC" if seconds else "%Y-%m-%d %H:%M UTC")
+    shown = "%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M"
+    if zone is None:
+        return found.strftime(f"{shown} UTC")
+    local = found.astimezone(zone)
+    return f"{local.strftime(shown)} {local.tzname() or local.strftime('%z')}"
 
 
 def jsonable(value: Any) -> Any:

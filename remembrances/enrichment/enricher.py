@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING
 
@@ -190,7 +190,10 @@ class ContextEnricher:
         warming = time.perf_counter()
         self._warm()
         started = time.perf_counter()
-        plan = self.planner.plan(prompt) if zone is None else self.planner.plan(prompt, tz=zone)
+        if zone is None:
+            plan = self.planner.plan(prompt)
+        else:
+            plan = replace(self.planner.plan(prompt, tz=zone), zone=zone)
         planned = time.perf_counter()
         result = Enrichment("", plan=plan)
         result.timings["warm_ms"] = (started - warming) * 1000

@@ -72,6 +72,9 @@ class EnrichmentPlan:
     parts: tuple[PartQueries, ...] = ()
     planner: str = "heuristic"
     notes: dict[str, Any] = field(default_factory=dict, compare=False)
+    #: The zone a call gave (``enrich_context(tz=...)``): its days are the window's, and
+    #: the block shows event times in it.
+    zone: tzinfo | None = field(default=None, compare=False)
 
     def query(self, source: str) -> str:
         return str(getattr(self, f"{source}_query"))
@@ -112,6 +115,7 @@ class EnrichmentPlan:
             "events_recap": self.events_recap,
             **({"parts": [asdict(part) for part in self.parts]} if self.parts else {}),
             "planner": self.planner,
+            **({"zone": str(self.zone)} if self.zone is not None else {}),
         }
 
 

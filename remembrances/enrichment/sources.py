@@ -12,10 +12,10 @@ import math
 import re
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from ..formatting import code_label
+from ..formatting import code_label, event_label
 from .heuristic import HeuristicPlanner
 from .plan import EnrichmentPlan
 
@@ -114,9 +114,12 @@ def _without_leading_headings(text: str) -> str:
             return text
 
 
-def event_item(hit: Event, *, shown: frozenset[int] = frozenset()) -> ContextItem:
+def event_item(
+    hit: Event, *, shown: frozenset[int] = frozenset(), zone: tzinfo | None = None
+) -> ContextItem:
     """An event as an item; a conversation turn searched with ``window=1`` comes with
-    the turn said before it (:func:`said_before`) unless that turn is among ``shown``."""
+    the turn said before it (:func:`said_before`) unless that turn is among ``shown``.
+    ``zone``: the user's, to tell the time in (UTC otherwise)."""
     key = f"events:{hit.id}"
     text = hit.content
     before = said_before(hit, shown)
@@ -124,7 +127,7 @@ def event_item(hit: Event, *, shown: frozenset[int] = frozenset()) -> ContextIte
         text = f"{text}\n{before}"
     return ContextItem(
         "events",
-        hit.label,
+        hit.label if zone is None else event_label(hit.subject, hit.occurred_at, hit.user, zone),
         text,
         _score(hit.score),
         key,
@@ -318,7 +321,7 @@ def search_events(
             hits = search(since=since, until=until)
         hits = sorted(hits, key=lambda h: (h.occurred_at, h.position or 0))
         shown = frozenset(h.id for h in hits)
-        return [replace(event_item(h, shown=shown), score=None) for h in hits]
+        return [replace(event_item(h, shown=shown, zone=plan.zone), score=None) for h in hits]
     elif query is None and plan.events_since is not None and plan.events_until is not None:
         hits = _spread_over(service, plan.events_since, plan.events_until, limit, scope)
     elif query is None or not plan.has_time_window:
@@ -333,7 +336,7 @@ def search_events(
     elif query is None:  # a window's (or conversation's) newest events, told in order
         hits = sorted(hits, key=lambda h: (h.occurred_at, h.position or 0))
     shown = frozenset(h.id for h in hits)
-    return [event_item(h, shown=shown) for h in hits]
+    return [event_item(h, shown=shown, zone=plan.zone) for h in hits]
 
 
 def latest_conversation(

@@ -36,6 +36,9 @@ def test_yesterday_is_the_users_day(memory: RemembrancesService) -> None:
         tokyo = memory.enrich_context("what happened yesterday?", tz="Asia/Tokyo")
         assert "billing export" in tokyo and "flaky login" not in tokyo
         assert memory.enrich_context("what happened yesterday?", tz="utc") == here
+        # Times are told in the user's zone when the call gives one, in UTC otherwise.
+        assert "2026-11-21 19:00 JST" in tokyo
+        assert "2026-11-20 09:00 UTC" in here
 
 
 class NoOffset(tzinfo):
