@@ -7,10 +7,11 @@ tracebacks: a typed library error becomes its status code and one-line message.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path as FilePath
 from typing import Annotated, Any
@@ -172,11 +173,22 @@ def build_app(
     *,
     token: str | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
+    close_on_shutdown: bool = False,
 ) -> Guard:
-    """An ASGI app over ``svc``: routes that read files accept paths under ``roots`` only."""
+    """An ASGI app over ``svc``: routes that read files accept paths under ``roots`` only.
+    ``close_on_shutdown`` closes ``svc`` when the server stops (``serve``: a stop by
+    SIGTERM left the WAL beside the file, and a copy of the file alone was empty)."""
     allowed = AllowedRoots(roots)
     served_version = _version()  # read once: /health is probed often
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if close_on_shutdown:
+            await run_in_threadpool(svc.close)
+
     api = FastAPI(
+        lifespan=lifespan,
         title="remembrances",
         version=served_version,
         description="Memory for AI agents in one SQLite file: a knowledge base, an event "

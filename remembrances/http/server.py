@@ -54,6 +54,8 @@ def serve(
     import uvicorn
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    app = build_app(svc, roots, token=token, max_body_bytes=max_body_bytes)
+    app = build_app(
+        svc, roots, token=token, max_body_bytes=max_body_bytes, close_on_shutdown=True
+    )
     warm(svc)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

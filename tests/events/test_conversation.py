@@ -424,6 +424,13 @@ def test_search_and_listing_are_scoped_to_a_user_or_a_session(events: EventLog) 
     events.log_conversation([{"role": "user", "content": "hi"}], session="nobody's")
     with pytest.raises(InvalidInputError, match="belongs to no user, not user 'bob'"):
         events.log_conversation([{"role": "user", "content": "hi"}], session="nobody's", user="bob")
+    # A user and a session: the session's turns when it is that user's, else nothing
+    # (a session is one user's, so its owner answers; checked once, not per chunk).
+    both = [e.content for e in events.search("sister", user="alice", session="a1", limit=10)]
+    assert both == [e.content for e in events.search("sister", session="a1", limit=10)]
+    assert events.search("sister", user="bob", session="a1") == []
+    assert events.search("hi", user="bob", session="nobody's") == []
+    assert events.search("sister", user="alice", session="never-logged") == []
 
 
 def test_a_window_brings_the_neighbouring_turns(events: EventLog) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import signal
 from pathlib import Path
 
 import httpx
@@ -253,3 +255,20 @@ def test_the_app_mounts_inside_another_asgi_app(tmp_path: Path) -> None:
                 "/memory/v1/enrich", json=asked, headers={"Authorization": "Bearer a-long-secret"}
             )
             assert answer.status_code == 200 and "Friday" in answer.json()["context"]
+
+
+def test_a_server_stopped_by_sigterm_closes_the_memory(
+    serve: ServerFactory, tmp_path: Path
+) -> None:
+    # A service stopped the usual way leaves the file whole: copied alone (no -wal), it
+    # holds what was written. Before, the WAL stayed beside it and the copy was empty.
+    server = serve()
+    with server.client() as http:
+        assert http.post("/v1/events", json={"content": "Rolled back 2.3"}).status_code == 200
+    server.process.send_signal(signal.SIGTERM)
+    server.process.wait(timeout=30)
+    assert not Path(f"{server.db}-wal").exists()
+    copy = tmp_path / "copy.db"
+    shutil.copyfile(server.db, copy)
+    with remembrances.open(copy, embedder="hash:64") as memory:
+        assert [e.content for e in memory.events.list()] == ["Rolled back 2.3"]
