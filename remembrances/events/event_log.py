@@ -955,10 +955,8 @@ class EventLog:
         if not self._has_tables:
             return True
         with self.store.snapshot() as tx:
-            row = tx.execute(
-                "SELECT user_id FROM events WHERE session = ? LIMIT 1", (session,)
-            ).fetchone()
-        return row is None or row["user_id"] == user
+            owner = self._table.session_owner(tx, session)
+        return owner is None or owner == (user,)
 
     def _speakers(self, session: Any, user: Any) -> frozenset[str] | None:
         """The speakers (by name, not by role) of the turns in scope; None when the

@@ -347,6 +347,14 @@ class Events:
         ).fetchall()
         return {str(r["subject"]): int(r["n"]) for r in rows}
 
+    def session_owner(self, tx: Transaction, session: str) -> tuple[str | None] | None:
+        """``(user_id,)`` of ``session``'s turns (one user's, or no user's); None when it
+        has none."""
+        row = tx.execute(
+            "SELECT user_id FROM events WHERE session = ? LIMIT 1", (session,)
+        ).fetchone()
+        return None if row is None else (row["user_id"],)
+
     def speakers(
         self, tx: Transaction, session: str | None, user: str | None, most: int
     ) -> list[str] | None:
