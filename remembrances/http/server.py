@@ -54,8 +54,6 @@ def serve(
     import uvicorn
 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    app = build_app(
-        svc, roots, token=token, max_body_bytes=max_body_bytes, close_on_shutdown=True
-    )
+    app = build_app(svc, roots, token=token, max_body_bytes=max_body_bytes, close_on_shutdown=True)
     warm(svc)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
