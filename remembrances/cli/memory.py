@@ -97,19 +97,26 @@ def search(
         min_score=min_score,
         since=since,
         until=until,
-        kind_where=_events_of(user, session),
+        kind_where=_events_of(svc, user, session),
     )
     data = records(hits)
     state.out.emit(data, hits_view(state.out, data, mode))
 
 
-def _events_of(user: str | None, session: str | None) -> dict[str, dict[str, str]] | None:
+def _events_of(
+    svc: object, user: str | None, session: str | None
+) -> dict[str, dict[str, str]] | None:
     """``--user``/``--session`` as the search's scope for events (documents and code are
-    shared). Imported only when asked: through a server the CLI loads no store."""
+    shared). Imported only when asked: through a server the CLI loads no store (the
+    server narrows a user and a session to the session itself)."""
     if user is None and session is None:
         return None
-    from ..events import scope_where
+    from ..events import EventLog, scope_where
+    from ..service import RemembrancesService
 
+    if user is not None and session is not None and isinstance(svc, RemembrancesService):
+        events: EventLog = svc.events
+        return {"event": events.scope(user, session)}
     return {"event": scope_where(user, session)}
 
 

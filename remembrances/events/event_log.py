@@ -950,6 +950,15 @@ class EventLog:
             scored.sort(key=lambda e: (-(e.score or 0.0), -e.occurred_at.timestamp()))
         return scored[:limit]
 
+    def scope(self, user: Any = None, session: Any = None) -> dict[str, str]:
+        """:func:`scope_where`, with only the session when it is ``user``'s: a session is
+        one user's, and one metadata condition keeps SQLite's plan on the word index
+        (for ``store.search(..., kind_where={"event": events.scope(user, session)})``)."""
+        where = scope_where(user, session)
+        if len(where) == 2 and self._owned_by(where["session"], where["user"]):
+            del where["user"]
+        return where
+
     def _owned_by(self, session: str, user: str) -> bool:
         """Whether ``session``'s turns are ``user``'s (True for a session with none)."""
         if not self._has_tables:

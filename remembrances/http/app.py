@@ -26,7 +26,6 @@ from starlette.exceptions import HTTPException
 
 from ..code.reader import MAX_REFERENCES, MAX_SYMBOLS
 from ..errors import InvalidInputError, NotFoundError, RemembrancesError
-from ..events import scope_where
 from ..mcp.roots import AllowedRoots
 from ..service import RemembrancesService, source_kinds
 from ..validation import check_choices
@@ -276,7 +275,7 @@ def build_app(
             min_score=req.min_score,
             since=req.since,
             until=req.until,
-            kind_where={"event": scope_where(req.user, req.session)},
+            kind_where={"event": svc.events.scope(req.user, req.session)},
         )
         return records(hits)
 

@@ -23,7 +23,6 @@ from .. import __version__
 from ..code.reader import MAX_REFERENCES, MAX_SYMBOLS
 from ..code.repo_map import DEFAULT_BUDGET_TOKENS
 from ..errors import NotFoundError, RemembrancesError
-from ..events import scope_where
 from ..service import RemembrancesService, source_kinds
 from ..validation import check_choices
 from . import text as render
@@ -536,7 +535,7 @@ def build_server(
             collection=collections or None,
             since=since,
             until=until,
-            kind_where={"event": scope_where(user, session)},
+            kind_where={"event": svc.events.scope(user, session)},
         )
         return _hits(hits, "Nothing in memory matches.")
 

@@ -431,6 +431,11 @@ def test_search_and_listing_are_scoped_to_a_user_or_a_session(events: EventLog) 
     assert events.search("sister", user="bob", session="a1") == []
     assert events.search("hi", user="bob", session="nobody's") == []
     assert events.search("sister", user="alice", session="never-logged") == []
+    # The same narrowing for a whole-memory search's scope of events.
+    assert events.scope("alice", "a1") == {"session": "a1"}
+    assert events.scope("bob", "a1") == {"user": "bob", "session": "a1"}  # matches none
+    assert events.scope("alice") == {"user": "alice"}
+    assert events.scope(session="a1") == {"session": "a1"}
 
 
 def test_a_window_brings_the_neighbouring_turns(events: EventLog) -> None:
