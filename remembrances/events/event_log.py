@@ -445,7 +445,7 @@ class EventLog:
                     )
                     ids.append(event_id)
                     self.store.write_source(KIND, COLLECTION, str(event_id), Prepared([chunk]))
-                added = {int(r["id"]): _event(r) for r in self._table.by_ids(tx, ids)}
+                added = self._by_ids(ids, tx)
             return LoggedConversation(
                 session, user, [added[i] for i in ids], len(turns) - len(new), skipped
             )
@@ -893,15 +893,12 @@ class EventLog:
             )
         start, end = window(since, until, last)
         subjects = _subjects(subject)
-        if session is not None and user is not None:
-            # A session is one user's, so its owner answers for the user, and one
-            # metadata condition keeps SQLite's plan on the word index: with two it ran
-            # one MATCH per event chunk (20k turns: 2.6 s a search, and enrich's events
-            # were dropped at their deadline).
-            if not self._owned_by(scope_name(session, "session"), scope_name(user, "user")):
-                return []
-            user = None
-        where: dict[str, Any] = scope_where(user, session)
+        # One metadata condition, not two, for a session of the user's: with both SQLite
+        # ran one MATCH per event chunk (20k turns: 2.6 s a search, and enrich's events
+        # were dropped at their deadline). Both left: the session is another user's.
+        where: dict[str, Any] = self.scope(user, session)
+        if len(where) == 2:
+            return []
         if subjects is not None:
             where["subject"] = subjects
         speakers = self._speakers(session, user)
@@ -1001,12 +998,11 @@ class EventLog:
                 out.append(hit.with_context(before, after))
         return out
 
-    def _by_ids(self, ids: Sequence[int]) -> dict[int, Event]:
-        found: dict[int, Event] = {}
-        with self.store.snapshot() as tx:
-            for row in self._table.by_ids(tx, ids):
-                found[int(row["id"])] = _event(row)
-        return found
+    def _by_ids(self, ids: Sequence[int], tx: Transaction | None = None) -> dict[int, Event]:
+        if tx is not None:
+            return {int(row["id"]): _event(row) for row in self._table.by_ids(tx, ids)}
+        with self.store.snapshot() as snapshot:
+            return self._by_ids(ids, snapshot)
 
 
 def _conversation_scores(
