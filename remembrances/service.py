@@ -17,6 +17,7 @@ from .integrity import CheckReport, check, check_layers
 from .postgres.url import is_postgres_url
 from .records import SOURCE_KINDS
 from .storage.processes import check_same_process
+from .storage.reports import CompactReport
 from .store import Reranker, Store
 
 if TYPE_CHECKING:
@@ -139,6 +140,10 @@ class RemembrancesService:
         if not report.damaged:
             check_layers(self, report, repair=repair)
         return report
+
+    def compact(self) -> CompactReport:
+        """Drop cached vectors no chunk uses and give the space back (``Store.compact``)."""
+        return self.store.compact()
 
     def check_open(self) -> None:
         """Raise ``ClosedError`` when this memory was closed, or was opened by the process

@@ -46,6 +46,7 @@ from .storage.embedding_cache import embed_call_size as embed_call_size
 from .storage.engine import Engine, NewChunk, VectorIndexKind
 from .storage.filters import ChunkFilter, as_timestamp
 from .storage.filters import Where as Where
+from .storage.reports import CompactReport
 from .storage.schema import check_read_only, migrate
 from .storage.search import Fuse as Fuse
 from .storage.search import QueryVectors, SearchRequest
@@ -474,6 +475,23 @@ class Store:
         many. The cache is keyed by a hash of the embedded text, so a text that must be
         forgotten leaves that hash, and its vector, behind until they go too."""
         return self.cache.forget(hashes)
+
+    def compact(self) -> CompactReport:
+        """Drop the cached vectors no chunk uses (deleted documents and events, texts
+        since changed) and give the space back to the disk.
+
+        The cache keeps them so that re-adding a text costs no embedding call (a renamed
+        file, a document deleted and added again); a memory that keeps months of events
+        grows by them with nothing kept. Vectors of another model for texts chunks still
+        hold stay: a ``reembed`` fills them first and may be resumed. On SQLite the file
+        is rewritten (``VACUUM``): it needs free disk space as large as the file and
+        holds the write lock meanwhile.
+        """
+        self.check_writable("compact the memory")
+        before = self.engine.size_bytes()
+        dropped = self.cache.drop_unused()
+        self.engine.reclaim_space()
+        return CompactReport(dropped, before, self.engine.size_bytes())
 
     def delete_collection(self, kind: str, collection: str) -> int:
         kind, collection = check_name(kind, "kind"), check_name(collection, "collection")

@@ -1,4 +1,4 @@
-"""Commands that move a whole file: reembed, export, import."""
+"""Commands over a whole file: reembed, compact, export, import."""
 
 from __future__ import annotations
 
@@ -50,6 +50,29 @@ def reembed(state: State, spec: str | None, batch_size: int | None) -> None:
         report = run(state.db, new, batch_size=batch_size, progress=bar)
     data = record(report)
     state.out.emit(data, state.out.mapping(data, title="re-embedded"))
+
+
+@cli.command(epilog="Example:  remembrances --db memory.db compact")
+@json_option
+@pass_state
+def compact(state: State) -> None:
+    """Drop cached vectors no document, event or code uses, and shrink the file.
+
+    Deleted and pruned text keeps its vector cached (adding it back is free); this
+    drops those. The file is rewritten: it needs free disk space as large as itself,
+    and other writers wait meanwhile.
+    """
+    report = state.service(write=True).compact()
+    data = record(report)
+    state.out.emit(
+        data,
+        f"dropped {report.vectors_dropped:,} unused cached vectors; "
+        f"{_mb(report.bytes_before)} -> {_mb(report.bytes_after)}",
+    )
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1_048_576:,.1f} MB"
 
 
 @cli.command(

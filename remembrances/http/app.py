@@ -263,6 +263,11 @@ def build_app(
         """Verify (and with ``repair``, rebuild) the full-text and vector indexes."""
         return jsonable(svc.check(repair=req.repair).to_dict())
 
+    @v1.post("/compact", tags=["memory"])
+    def compact() -> Any:
+        """Drop cached vectors nothing uses and give the space back to the disk."""
+        return jsonable(svc.compact())
+
     @v1.post("/search", tags=["memory"])
     def search(req: m.SearchRequest) -> Any:
         """Search documents, events and code at once, by meaning and words."""

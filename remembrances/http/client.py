@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import errors
+from ..storage.reports import CompactReport
 
 if TYPE_CHECKING:
     from ..progress import Progress
@@ -377,6 +378,12 @@ class RemoteMemory:
 
     def check(self, *, repair: bool = False) -> RemoteCheckReport:
         return RemoteCheckReport(self.client.call("POST", "/v1/check", {"repair": repair}))
+
+    def compact(self) -> CompactReport:
+        data = self.client.call("POST", "/v1/compact", {})
+        return CompactReport(
+            int(data["vectors_dropped"]), int(data["bytes_before"]), int(data["bytes_after"])
+        )
 
     def health(self) -> Any:
         return self.client.call("GET", "/health")

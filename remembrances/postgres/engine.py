@@ -666,6 +666,11 @@ class PostgresEngine:
             ).scalar()
         return int(size)
 
+    def reclaim_space(self) -> None:
+        """Nothing: autovacuum makes deleted rows' space reusable, and giving it back to
+        the disk (``VACUUM FULL``) locks the tables for every user of the server, which
+        is the database owner's call."""
+
 
 def _conforms(engine: PostgresEngine) -> Engine:
     """Checked by mypy: the engine implements the store's Engine protocol."""

@@ -170,6 +170,14 @@ STORE_MIGRATIONS: tuple[str, ...] = (
     INSERT INTO meta (key, value) VALUES ('text:retokenize', 'pending')
     ON CONFLICT (key) DO NOTHING;
     """,
+    # 4: the embedding cache keyed by text first, and chunks indexed by text, as in
+    # the SQLite file's step 4: forgetting a deleted text's vector looks it up by its
+    # hash alone.
+    """
+    ALTER TABLE embedding_cache DROP CONSTRAINT embedding_cache_pkey;
+    ALTER TABLE embedding_cache ADD PRIMARY KEY (content_hash, embedder);
+    CREATE INDEX IF NOT EXISTS chunks_content_hash ON chunks (content_hash);
+    """,
 )
 #: The meta key of step 3's pending re-indexing of every chunk's words.
 RETOKENIZE_MARK = "text:retokenize"

@@ -143,6 +143,15 @@ class EmbeddingCache:
                 dropped += tx.changes()
         return dropped
 
+    def drop_unused(self) -> int:
+        """Drop every vector whose text no chunk holds, of any model; returns how many."""
+        with self.engine.write() as tx:
+            tx.execute(
+                "DELETE FROM embedding_cache "
+                "WHERE content_hash NOT IN (SELECT content_hash FROM chunks)"
+            )
+            return tx.changes()
+
     def count(self) -> int:
         with self.engine.read() as tx:
             return int(tx.execute("SELECT count(*) AS n FROM embedding_cache").scalar())

@@ -215,3 +215,8 @@ class Engine(Protocol):
     def size_bytes(self) -> int:
         """The memory's size on disk (the file and its WAL, or the database's tables)."""
         ...
+
+    def reclaim_space(self) -> None:
+        """Give the space deleted rows left back to the disk, where the engine can
+        without stopping its readers (a no-op where the database does it itself)."""
+        ...

@@ -54,3 +54,14 @@ class RecoveryReport:
             "readded": self.readded,
             "incomplete": self.incomplete,
         }
+
+
+@dataclass(frozen=True)
+class CompactReport:
+    """What compacting a memory gave back (``Store.compact``)."""
+
+    #: cached vectors of texts no chunk holds any more
+    vectors_dropped: int
+    #: the memory's size on disk before and after (file and WAL, or tables)
+    bytes_before: int
+    bytes_after: int

@@ -70,17 +70,17 @@ def read_chunks(engine: Engine, tx: Transaction, size: int = BATCH) -> Iterator[
 def read_cache(tx: Transaction, size: int = BATCH) -> Iterator[list[tuple[str, str, bytes]]]:
     """The embedding cache: (embedder, content hash, float32 blob), ``size`` at a time."""
     last: tuple[str, str] = ("", "")
-    while True:
+    while True:  # in the order of the cache's key: text, then model
         rows = tx.execute(
             "SELECT embedder, content_hash, embedding FROM embedding_cache "
-            "WHERE embedder > ? OR (embedder = ? AND content_hash > ?) "
-            "ORDER BY embedder, content_hash LIMIT ?",
+            "WHERE content_hash > ? OR (content_hash = ? AND embedder > ?) "
+            "ORDER BY content_hash, embedder LIMIT ?",
             (last[0], last[0], last[1], size),
         ).fetchall()
         if not rows:
             return
         yield [(r["embedder"], r["content_hash"], bytes(r["embedding"])) for r in rows]
-        last = (rows[-1]["embedder"], rows[-1]["content_hash"])
+        last = (rows[-1]["content_hash"], rows[-1]["embedder"])
 
 
 def write_cache(tx: Transaction, rows: Sequence[tuple[str, str, bytes]]) -> None:

@@ -327,18 +327,20 @@ class Database:
             finally:
                 self._owner, self._depth = None, 0
 
-    def _bound_wal(self) -> None:
-        """Start the WAL over (and truncate it) once it passes ``WAL_RESTART_BYTES``.
+    def _bound_wal(self, limit: int | None = None) -> None:
+        """Start the WAL over (and truncate it) once it passes ``limit`` (default
+        ``WAL_RESTART_BYTES``).
         SQLite's own checkpoints copy pages back but never start the WAL over while some
         read is open, and with threads searching back to back one always is: a 31 MB
         memory grew a 2.3 GB WAL in 90 s. The checkpoint waits (``WAL_RESTART_WAIT_MS``
         at most) for the reads that use the WAL to end; reads that begin after it read
         the database file."""
+        limit = WAL_RESTART_BYTES if limit is None else limit
         try:
             size = os.path.getsize(self.path + "-wal")
         except OSError:
             return
-        if size <= max(WAL_RESTART_BYTES, self._wal_retry_above):
+        if size <= max(limit, self._wal_retry_above):
             return
         self.conn.set_busy_timeout(WAL_RESTART_WAIT_MS)
         try:
@@ -350,7 +352,7 @@ class Database:
             self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
         # a read held open (an export) keeps it from restarting: try again only once the
         # WAL has grown by as much again, not at every commit (each would wait)
-        self._wal_retry_above = size + WAL_RESTART_BYTES if busy else 0
+        self._wal_retry_above = size + limit if busy and limit else 0
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Connection]:
@@ -403,6 +405,31 @@ class Database:
                 conn = connect(self.path, read_only=self.read_only)
             self._readers = [*kept, (threading.current_thread(), conn)]
         return conn
+
+    def vacuum(self) -> None:
+        """Rewrite the file without its free pages, then start the WAL over so that the
+        file itself shrinks. SQLite reuses the pages deletes free but never gives them
+        back to the disk by itself. Holds the write lock throughout (other writers wait,
+        as for any long write); reads go on, on the file as it was."""
+        self._check_open()
+        if self.read_only:
+            raise ReadOnlyError(f"cannot compact {self.path!r}: {self.read_only_reason}")
+        with self.lock:
+            if self._owner is not None:
+                raise StorageError("cannot compact the file inside a write transaction")
+            try:
+                self.conn.execute("VACUUM")
+            except apsw.BusyError as exc:
+                raise StorageError(
+                    f"{self.path!r} stayed locked by another writer for "
+                    f"{BUSY_TIMEOUT_MS // 1000} s; try again"
+                ) from exc
+            except apsw.Error as exc:
+                raise sqlite_error(exc, self.path) from exc
+            # the rewritten pages are in the WAL: copy them back and cut the file,
+            # waiting a little for reads that still use the old ones
+            self._wal_retry_above = 0
+            self._bound_wal(limit=0)
 
     @property
     def in_transaction(self) -> bool:

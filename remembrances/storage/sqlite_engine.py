@@ -561,3 +561,6 @@ class SqliteEngine:
             for suffix in ("", "-wal")
             if os.path.exists(self.path + suffix)
         )
+
+    def reclaim_space(self) -> None:
+        self.db.vacuum()

@@ -191,6 +191,18 @@ def test_check_reports_a_consistent_file(run: Run, cli_db: Path) -> None:
     assert "ok" in run("check").stdout
 
 
+def test_compact_drops_unused_vectors_and_reports_the_sizes(run: Run, cli_db: Path) -> None:
+    run("init")
+    _seed(cli_db)
+    with Store(cli_db, embedder=HashEmbedder(64)) as store:
+        store.delete_source("note", "vpn")
+    data = as_json(run("compact", "--json"))
+    assert data["vectors_dropped"] == 1
+    assert 0 < data["bytes_after"] <= data["bytes_before"]
+    assert "dropped 0 unused cached vectors" in run("compact").stdout
+    assert as_json(run("check", "--json"))["ok"] is True
+
+
 def test_reembed_needs_a_model(run: Run) -> None:
     run("init")
     result = run("reembed")
@@ -220,7 +232,7 @@ ALL_COMMANDS = _commands(cli)
 def test_every_required_command_exists() -> None:
     names = {" ".join(c) for c in ALL_COMMANDS}
     expected = {
-        "init", "stats", "check", "search", "enrich", "reembed", "export", "import", "serve-mcp", "eval",
+        "init", "stats", "check", "compact", "search", "enrich", "reembed", "export", "import", "serve-mcp", "eval",
         "kb add", "kb ingest", "kb search", "kb get", "kb rm", "kb list", "kb watch",
         "events log", "events search", "events list", "events rm", "events prune",
         "events subjects", "code index", "code search", "code symbol", "code outline",

@@ -13,7 +13,7 @@ import remembrances
 from .conftest import Server, ServerFactory
 
 ROUTES = {
-    ("get", "/health"), ("get", "/v1/stats"), ("post", "/v1/check"), ("post", "/v1/search"),
+    ("get", "/health"), ("get", "/v1/stats"), ("post", "/v1/check"), ("post", "/v1/compact"), ("post", "/v1/search"),
     ("post", "/v1/enrich"), ("post", "/v1/kb/documents"), ("get", "/v1/kb/documents"),
     ("get", "/v1/kb/document"), ("delete", "/v1/kb/document"), ("post", "/v1/kb/ingest"),
     ("post", "/v1/kb/search"), ("post", "/v1/events"), ("get", "/v1/events"),
@@ -195,6 +195,19 @@ def test_search_enrich_stats_check(http: httpx.Client) -> None:
     assert isinstance(stats, dict) and stats["embedder"].startswith("hash")
     report = ok(http.post("/v1/check", json={}))
     assert isinstance(report, dict) and report["ok"] is True and report["chunks"] >= 1
+    compacted = ok(http.post("/v1/compact"))
+    assert isinstance(compacted, dict) and compacted["vectors_dropped"] >= 0
+    assert compacted["bytes_after"] > 0
+
+
+def test_compact_over_http_gives_the_python_record(server: Server, http: httpx.Client) -> None:
+    from remembrances.http.client import RemoteMemory
+
+    ok(http.post("/v1/kb/documents", json={"text": "Old runbook.", "source": "old"}))
+    assert http.request("DELETE", "/v1/kb/document", params={"source": "old"}).status_code == 200
+    report = RemoteMemory(server.url).compact()
+    assert report.vectors_dropped == 1 and 0 < report.bytes_after <= report.bytes_before
+    assert RemoteMemory(server.url).compact().vectors_dropped == 0
 
 
 def test_ingest_reads_only_inside_the_allowed_roots(

@@ -24,6 +24,7 @@ from remembrances import (
     NotFoundError,
     RemembrancesService,
     StorageError,
+    Store,
 )
 from remembrances.cli import cli
 from remembrances.embeddings import HashEmbedder
@@ -267,3 +268,28 @@ def test_the_copy_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert replaced.exit_code == 0 and json.loads(replaced.stdout)["replaced"] is True
     missing = runner.invoke(cli, ["copy", str(tmp_path / "nope.db"), str(destination)])
     assert missing.exit_code == 1 and "no memory file" in missing.output
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgresql"])
+def test_the_embedding_cache_is_read_whole_a_page_at_a_time(
+    engine: str, tmp_path: Path, postgres_server: str
+) -> None:
+    import tests.conftest as shared
+    from remembrances.storage.row_copy import read_cache
+
+    with shared.postgres_memory(postgres_server) as url:
+        location = url if engine == "postgresql" else str(tmp_path / "m.db")
+        with Store(location, embedder=HashEmbedder(64)) as store:
+            store.put_source("kb", "a", [Chunk(f"text {i}") for i in range(5)])
+            hashes = [c.content_hash for c in store.get_source("kb", "a")]
+            with store.transaction() as tx:  # a second model's vectors of three texts
+                tx.executemany(
+                    "INSERT INTO embedding_cache (embedder, content_hash, embedding) "
+                    "VALUES (?, ?, ?)",
+                    [("other:64", h, b"\0" * 256) for h in hashes[:3]],
+                )
+            with store.snapshot() as tx:
+                pages = list(read_cache(tx, size=2))
+    rows = [(embedder, text) for page in pages for embedder, text, _ in page]
+    assert len(rows) == len(set(rows)) == 8
+    assert all(len(page) <= 2 for page in pages)

@@ -8,9 +8,11 @@ import pytest
 
 from remembrances import Chunk, SchemaVersionError, Store
 from remembrances.embeddings import HashEmbedder
+from remembrances.embeddings.base import to_blob
 from remembrances.integrity import check
 from remembrances.storage.schema import STORE_MIGRATIONS, migrate
 from remembrances.storage.sqlite_connection import connect
+from remembrances.store import content_hash
 
 
 def test_version_1_file_migrates_in_place(tmp_path: Path) -> None:
@@ -116,7 +118,39 @@ def test_the_previous_version_refuses_a_file_this_version_wrote(tmp_path: Path) 
     Store(path, embedder=HashEmbedder(64)).put_source("kb", "a", [Chunk("text")])
     conn = connect(path)
     conn.execute("BEGIN IMMEDIATE")
-    with pytest.raises(SchemaVersionError, match="store schema is version 3, newer"):
+    newer = f"store schema is version {len(STORE_MIGRATIONS)}, newer"
+    with pytest.raises(SchemaVersionError, match=newer):
         migrate(conn, "store", STORE_MIGRATIONS[:2])  # what that version runs on open
     conn.execute("ROLLBACK")
     conn.close()
+
+
+def test_a_version_3_file_keeps_its_cached_vectors_in_the_new_cache_table(tmp_path: Path) -> None:
+    # step 4 moves the cache out of a WITHOUT ROWID table (an overflow page a vector)
+    # and indexes chunks by text
+    path = tmp_path / "v3.db"
+    text = "cached before the upgrade"
+    conn = connect(path)
+    conn.execute("BEGIN IMMEDIATE")
+    migrate(conn, "store", STORE_MIGRATIONS[:3])
+    conn.execute("INSERT INTO meta (key, value) VALUES ('embedder', 'hash:64'), ('dim', '64')")
+    conn.execute(
+        "INSERT INTO embedding_cache (embedder, content_hash, embedding) VALUES (?, ?, ?)",
+        ("hash:64", content_hash(text), to_blob(HashEmbedder(64).embed_documents([text])[0])),
+    )
+    conn.execute("COMMIT")
+    conn.close()
+
+    with Store(path, embedder=HashEmbedder(64)) as store:
+        assert store.meta("schema:store") == str(len(STORE_MIGRATIONS))
+        with store.snapshot() as tx:
+            table = tx.execute("SELECT sql FROM sqlite_master WHERE name = 'embedding_cache'")
+            assert "WITHOUT ROWID" not in table.scalar()
+            names = {
+                r[0] for r in tx.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+            }
+        assert "chunks_content_hash" in names
+        assert store.put_source("kb", "a", [Chunk(text)]).cached == 1  # not embedded again
+        store.delete_source("kb", "a")
+        assert store.forget_embeddings([content_hash(text)]) == 1
+        assert check(store).ok
