@@ -395,10 +395,12 @@ def _readable_rows(conn: Connection, table: str, columns: list[str]) -> Iterator
         return
     if not has_rowid or not has_rowid[0]:
         try:
-            rows = conn.execute(f'SELECT {selected} FROM "{table}"').fetchall()
+            # every column: a smaller index covering ``selected`` would spare the
+            # table's own pages, and count rows a recovery cannot read
+            rows = conn.execute(f'SELECT {selected}, * FROM "{table}"').fetchall()
         except apsw.Error as exc:
             raise _Unreadable(table) from exc
-        yield from rows
+        yield from (row[: len(columns)] for row in rows)
         return
     batch = f'SELECT rowid, {selected} FROM "{table}" WHERE rowid > ? ORDER BY rowid LIMIT ?'
     last = -(2**63)

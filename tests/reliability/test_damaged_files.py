@@ -207,18 +207,40 @@ def test_recover_logs_events_again_when_their_chunks_were_lost(tmp_path: Path) -
         assert hits and hits[0].content == "event 3 happened" and hits[0].subject == "ops"
 
 
-def test_check_diagnoses_damage_in_a_without_rowid_table(tmp_path: Path) -> None:
-    # embedding_cache has no rowid: its rows are read in one go, which damage stops
+def test_check_reads_the_embedding_cache_around_its_damaged_pages(tmp_path: Path) -> None:
+    # a rowid table since store step 4: the rows on sound pages are still read
     path = tmp_path / "cache.db"
     _memory(path)
+    with remembrances.open(path) as memory:
+        cached = memory.stats()["cached_embeddings"]
     _damage(path, "embedding_cache")
+    result = _run(path, "check", "--json")
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.stdout)
+    assert data["damaged"] is True and data["ok"] is False
+    assert data["readable"]["kb_documents"] == DOCS
+    assert 0 < data["readable"]["embedding_cache"] < cached
+
+
+def test_check_diagnoses_damage_in_a_without_rowid_table(tmp_path: Path) -> None:
+    # code_names has no rowid: its rows are read in one go, which damage stops
+    project = tmp_path / "app"
+    project.mkdir()
+    (project / "names.py").write_text(
+        "".join(f"def handler_number_{i}():\n    return {i}\n\n" for i in range(1500))
+    )
+    path = tmp_path / "code.db"
+    with remembrances.open(path, embedder="hash:64") as memory:
+        memory.code.index(project)
+        memory.store.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    _damage(path, "code_names")
     result = _run(path, "check", "--json")
     assert result.exit_code == 1, result.output
     assert "unexpected" not in result.output
     data = json.loads(result.stdout)
     assert data["damaged"] is True and data["ok"] is False
-    assert data["readable"]["kb_documents"] == DOCS
-    assert any("embedding_cache" in p for p in data["problems"]), data["problems"]
+    assert data["readable"]["code_files"] == 1
+    assert any("code_names" in p for p in data["problems"]), data["problems"]
 
 
 def test_recovered_code_is_parsed_again_and_its_references_stay_current(tmp_path: Path) -> None:
