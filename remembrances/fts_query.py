@@ -14,6 +14,8 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from .cjk import cjk_words
+
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
@@ -198,11 +200,13 @@ EMPHASIS_WORDS = frozenset(
 
 
 def fold(text: str) -> str:
-    """``text`` without diacritics ("café" -> "cafe"), as both text indexes read words."""
+    """``text`` without diacritics ("café" -> "cafe"), as both text indexes read words.
+    What is left is composed again: a Hangul syllable stays one character."""
     if text.isascii():
         return text
     decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFC", bare)
 
 
 def split_identifier(word: str) -> list[str]:
@@ -217,7 +221,7 @@ def query_terms(text: str, *, split_identifiers: bool = True) -> list[str]:
     tokenizer already), so ``getUserName`` finds ``get_user_name`` too. When every
     word is a stop word, the stop words are kept: "to be or not to be" is a query.
     """
-    words = _TOKEN.findall(text)
+    words = _TOKEN.findall(cjk_words(text))  # Chinese, Japanese, Korean: pairs of characters
     # a stop word in capitals amid lower case is a keyword or an acronym: SQL's WHERE,
     # IT, the US, the WHO (but "DO call" and "10 AM" are not)
     shouted = (

@@ -212,8 +212,8 @@ class PostgresEngine:
 
     @staticmethod
     def _retokenize(tx: Transaction) -> None:
-        """Index every chunk's words again when store step 3 asks (``RETOKENIZE_MARK``);
-        a memory made at step 3 or later has none to do."""
+        """Index every chunk's words again when store step 3 or 5 asks (``RETOKENIZE_MARK``);
+        a memory made since has none to do."""
         if tx.execute("SELECT 1 FROM meta WHERE key = ?", (RETOKENIZE_MARK,)).fetchone() is None:
             return
         last = 0

@@ -178,8 +178,15 @@ STORE_MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE embedding_cache ADD PRIMARY KEY (content_hash, embedder);
     CREATE INDEX IF NOT EXISTS chunks_content_hash ON chunks (content_hash);
     """,
+    # 5: Chinese, Japanese and Korean text is indexed as pairs of characters, as in the
+    # SQLite file's step 5 (tsquery.index_text): every chunk's words are indexed again,
+    # as for step 3.
+    """
+    INSERT INTO meta (key, value) VALUES ('text:retokenize', 'pending')
+    ON CONFLICT (key) DO NOTHING;
+    """,
 )
-#: The meta key of step 3's pending re-indexing of every chunk's words.
+#: The meta key of step 3's (and step 5's) pending re-indexing of every chunk's words.
 RETOKENIZE_MARK = "text:retokenize"
 #: The oldest store schema a read-only open reads as it is (step 3 changes how words
 #: are split, not what the reads need).

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..cjk import cjk_words
 from ..fts_query import fold, query_terms
 
 __all__ = ["any_words", "fold", "index_text", "tsquery_text"]
@@ -25,8 +26,9 @@ def index_text(text: str) -> str:
     characters that are not letters or digits made a space. PostgreSQL's parser kept
     ``pkg/fts_query.py``, ``re.compile``, ``v2.3``, e-mail addresses and URLs whole,
     so a search for "compile" or "docs" missed them (SQLite's tokenizer splits them),
-    and a hyphenated word counted three times (``blue-green``, ``blue``, ``green``)."""
-    return _SEPARATORS.sub(" ", fold(text))
+    and a hyphenated word counted three times (``blue-green``, ``blue``, ``green``).
+    Chinese, Japanese and Korean runs are read as pairs of characters (``cjk_words``)."""
+    return _SEPARATORS.sub(" ", cjk_words(fold(text)))  # the order query_terms reads a query
 
 
 def any_words(terms: Sequence[str]) -> str:

@@ -18,7 +18,7 @@ import apsw
 import numpy as np
 
 from ..errors import CorruptFileError, RemembrancesError
-from . import vec0_storage
+from . import text_match, vec0_storage
 from .reports import CheckReport, RecoveryReport
 from .schema import vec0_script
 from .sqlite_connection import Connection, connect
@@ -147,6 +147,7 @@ def _fts_check_rolled_back(path: str) -> bool:
     except apsw.CantOpenError:
         return True
     try:
+        text_match.register_words(conn)  # the index reads the chunks through it
         conn.execute("BEGIN")
         try:
             conn.execute(_FTS_CHECK)

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import apsw
 
+from ..cjk import cjk_words
 from ..fts_query import MAX_TERMS, fold, match_any, query_terms
 
 #: BM25's term-frequency saturation and length normalisation (FTS5's own defaults).
@@ -62,11 +63,19 @@ def register(conn: apsw.Connection) -> None:
     The vocabulary table lives in the connection's temp schema: nothing is
     written to the file, and it can be made before ``chunks_fts`` exists.
     """
+    register_words(conn)
     conn.register_fts5_function("fts_totals", _fts_totals)
     conn.execute(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_vocab "
         "USING fts5vocab(main, chunks_fts, 'row')"
     )
+
+
+def register_words(conn: apsw.Connection) -> None:
+    """Add ``remembrances_words(text)``, the text as the index reads it (:func:`cjk_words`):
+    the full-text triggers and the ``chunks_words`` view the index is rebuilt and
+    checked from call it (store step 5)."""
+    conn.create_scalar_function("remembrances_words", cjk_words, 1, deterministic=True)
 
 
 def _fts_totals(api: apsw.FTS5ExtensionApi, *args: apsw.SQLiteValue) -> str:
@@ -306,7 +315,7 @@ def text_match(
         counts = [0] * len(position)
         tokens_of = list(
             tokenize(
-                str(text).encode("utf-8", "replace"),
+                cjk_words(str(text)).encode("utf-8", "replace"),
                 apsw.FTS5_TOKENIZE_DOCUMENT,
                 None,
                 include_offsets=False,

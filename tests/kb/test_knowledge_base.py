@@ -316,3 +316,24 @@ def test_a_title_match_folds_accents_on_both_engines(kb: KnowledgeBase, store: S
     hit = kb.search("cafe notizen", limit=1)[0]
     chunk = store.search("cafe notizen", kind="kb", limit=1)[0]
     assert hit.source == "cafe.md" and hit.score > chunk.score  # the title match counted
+
+
+def test_words_inside_chinese_japanese_and_korean_sentences_are_found(store: Store) -> None:
+    # a run of these scripts was one word to both text indexes: 東京 was not in
+    # "私は東京に住んでいます" (store step 5)
+    kb = KnowledgeBase(store)
+    kb.add("私は東京に住んでいます。毎朝電車で会社に行きます。", source="ja")
+    kb.add("我住在北京，每天骑自行车上班。", source="zh")
+    kb.add("저는 서울에서 살고 있습니다.", source="ko")
+    kb.add("The deploy runs on Fridays.", source="en")
+    for query, source in [
+        ("東京", "ja"),
+        ("電車で行く", "ja"),
+        ("自行车", "zh"),
+        ("서울", "ko"),
+        ("東京に住んでいるのは誰?", "ja"),
+    ]:
+        hits = kb.search(query, mode="text")
+        assert [h.source for h in hits][:1] == [source], (query, hits)
+    assert [h.source for h in kb.search("deploy Fridays", mode="text")] == ["en"]
+    assert kb.search("大阪", mode="text") == []

@@ -383,6 +383,20 @@ def test_text_leg_asks_rare_words_first_for_candidates_but_never_returns_fewer(
     assert len(five) == 5 and rare_ids <= {i for i, _ in five}
 
 
+def test_a_memory_indexed_before_cjk_pairs_is_indexed_again(postgres_url: str) -> None:
+    with Store(postgres_url, embedder=HashEmbedder(DIM)) as store:
+        store.put_source("kb", "ja", [Chunk("私は東京に住んでいます")])
+    # as store step 4 wrote it: the run of CJK characters was one word
+    with Store(postgres_url, embedder=HashEmbedder(DIM)) as store, store.transaction() as tx:
+        tx.execute("UPDATE chunks SET tsv = to_tsvector('remembrances_text', text)")
+        tx.execute("UPDATE meta SET value = '4' WHERE key = 'schema:store'")
+    with Store(postgres_url, embedder=HashEmbedder(DIM), read_only=True) as old:
+        assert old.search("東京", mode="text") == []
+    with Store(postgres_url, embedder=HashEmbedder(DIM)) as store:
+        assert [h.source for h in store.search("東京", mode="text")] == ["ja"]
+        assert store.stats()["schema_version"] == len(STORE_MIGRATIONS)
+
+
 def test_a_memory_indexed_before_words_were_split_is_indexed_again(postgres_url: str) -> None:
     with Store(postgres_url, embedder=HashEmbedder(DIM)) as store:
         store.put_source("kb", "doc", [Chunk("see docs/scale-out.md and re.compile")])

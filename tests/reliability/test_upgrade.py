@@ -154,3 +154,26 @@ def test_a_version_3_file_keeps_its_cached_vectors_in_the_new_cache_table(tmp_pa
         store.delete_source("kb", "a")
         assert store.forget_embeddings([content_hash(text)]) == 1
         assert check(store).ok
+
+
+def test_a_version_4_file_is_indexed_again_so_that_cjk_words_are_found(tmp_path: Path) -> None:
+    # step 5: a run of CJK characters was one word of the full-text index
+    path = tmp_path / "v4.db"
+    conn = connect(path)
+    conn.execute("BEGIN IMMEDIATE")
+    migrate(conn, "store", STORE_MIGRATIONS[:4])
+    conn.execute("INSERT INTO meta (key, value) VALUES ('embedder', 'hash:64'), ('dim', '64')")
+    conn.execute(
+        "INSERT INTO chunks (kind, collection, source, position, text, content_hash, created_at) "
+        "VALUES ('kb', 'default', 'ja', 0, '私は東京に住んでいます', 'h', 0)"
+    )
+    conn.execute("COMMIT")
+    conn.close()
+    with Store(path, read_only=True) as old:  # read as it is: the run is one word there
+        assert old.search("東京", mode="text") == []
+    with Store(path, embedder=HashEmbedder(64)) as store:
+        assert [h.source for h in store.search("東京", mode="text")] == ["ja"]
+        store.put_source("kb", "zh", [Chunk("我住在北京")])
+        store.delete_source("kb", "ja")  # the index takes back the pairs it was given
+        assert [h.source for h in store.search("北京 東京", mode="text")] == ["zh"]
+        assert check(store).ok

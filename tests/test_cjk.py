@@ -1,0 +1,36 @@
+"""Chinese, Japanese and Korean runs read as pairs of characters, on both sides of the
+text index."""
+
+from __future__ import annotations
+
+import pytest
+
+from remembrances.cjk import cjk_words
+from remembrances.fts_query import query_terms
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("東京に住んでいます", ["東京", "京に", "に住", "住ん", "んで", "でい", "いま", "ます"]),
+        ("我住在北京。", ["我住", "住在", "在北", "北京", "。"]),
+        ("서울에서 살아요", ["서울", "울에", "에서", "살아", "아요"]),
+        ("Python3で動く", ["Python3", "で動", "動く"]),
+        ("a 猫 b", ["a", "猫", "b"]),  # a lone character stays a word
+        ("ｶﾀｶﾅ", ["ｶﾀ", "ﾀｶ", "ｶﾅ"]),  # half-width katakana
+        ("𠮷野家", ["𠮷野", "野家"]),  # outside the BMP
+    ],
+)
+def test_runs_are_read_as_overlapping_pairs(text: str, words: list[str]) -> None:
+    assert cjk_words(text).split() == words
+
+
+@pytest.mark.parametrize("text", ["plain English", "café Привет ελληνικά", "", "日"[:0]])
+def test_other_text_is_left_as_it_is(text: str) -> None:
+    assert cjk_words(text) == text
+
+
+def test_a_question_is_read_as_the_index_reads_the_text() -> None:
+    assert query_terms("東京はどこ?") == ["東京", "京は", "はど", "どこ"]
+    # the pairs are words like any other: quoted, never FTS5 syntax
+    assert query_terms('"東京" OR 京都') == ["東京", "京都"]
