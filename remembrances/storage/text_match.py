@@ -75,7 +75,11 @@ def register_words(conn: apsw.Connection) -> None:
     """Add ``remembrances_words(text)``, the text as the index reads it (:func:`cjk_words`):
     the full-text triggers and the ``chunks_words`` view the index is rebuilt and
     checked from call it (store step 5)."""
-    conn.create_scalar_function("remembrances_words", cjk_words, 1, deterministic=True)
+    conn.create_scalar_function("remembrances_words", _words, 1, deterministic=True)
+
+
+def _words(text: apsw.SQLiteValue) -> apsw.SQLiteValue:
+    return cjk_words(text) if isinstance(text, str) else text
 
 
 def _fts_totals(api: apsw.FTS5ExtensionApi, *args: apsw.SQLiteValue) -> str:
