@@ -78,7 +78,8 @@ def register_words(conn: apsw.Connection) -> None:
     conn.create_scalar_function("remembrances_words", _words, 1, deterministic=True)
 
 
-def _words(text: apsw.SQLiteValue) -> apsw.SQLiteValue:
+def _words(*args: apsw.SQLiteValue) -> apsw.SQLiteValue:
+    (text,) = args
     return cjk_words(text) if isinstance(text, str) else text
 
 
