@@ -35,6 +35,7 @@ from .errors import (
     NotFoundError,
     ReadOnlyError,
     RerankerNotConfiguredError,
+    StorageError,
 )
 from .postgres.url import is_postgres_url
 from .progress import Progress
@@ -484,14 +485,18 @@ class Store:
         file, a document deleted and added again); a memory that keeps months of events
         grows by them with nothing kept. Vectors of another model for texts chunks still
         hold stay: a ``reembed`` fills them first and may be resumed. On SQLite the file
-        is rewritten (``VACUUM``): it needs free disk space as large as the file and
-        holds the write lock meanwhile.
+        is rewritten (``VACUUM``): it needs free disk space for two copies of what it
+        keeps (one in the temp folder, one in the WAL) and holds the write lock meanwhile; reads begun before it keep the old file in
+        use, and it shrinks once they end (``CompactReport.settled``).
         """
         self.check_writable("compact the memory")
+        if self.engine.in_transaction:  # before anything is dropped
+            raise StorageError("cannot compact the memory inside a write transaction")
         before = self.engine.size_bytes()
         dropped = self.cache.drop_unused()
-        self.engine.reclaim_space()
-        return CompactReport(dropped, before, self.engine.size_bytes())
+        after = self.engine.reclaim_space()
+        on_disk = self.engine.size_bytes()
+        return CompactReport(dropped, before, after, on_disk, settled=on_disk <= after)
 
     def delete_collection(self, kind: str, collection: str) -> int:
         kind, collection = check_name(kind, "kind"), check_name(collection, "collection")

@@ -59,16 +59,21 @@ def compact(state: State) -> None:
     """Drop cached vectors no document, event or code uses, and shrink the file.
 
     Deleted and pruned text keeps its vector cached (adding it back is free); this
-    drops those. The file is rewritten: it needs free disk space as large as itself,
-    and other writers wait meanwhile.
+    drops those. The file is rewritten: that needs free disk space for two copies of
+    what it keeps (one in the temp folder, one in the WAL), and other writers wait.
     """
     report = state.service(write=True).compact()
     data = record(report)
-    state.out.emit(
-        data,
+    line = (
         f"dropped {report.vectors_dropped:,} unused cached vectors; "
-        f"{_mb(report.bytes_before)} -> {_mb(report.bytes_after)}",
+        f"{_mb(report.bytes_before)} -> {_mb(report.bytes_after)}"
     )
+    if not report.settled:
+        line += (
+            f" once the reads still open on the file end ({_mb(report.bytes_on_disk)} "
+            "on disk until then)"
+        )
+    state.out.emit(data, line)
 
 
 def _mb(size: int) -> str:

@@ -382,7 +382,11 @@ class RemoteMemory:
     def compact(self) -> CompactReport:
         data = self.client.call("POST", "/v1/compact", {})
         return CompactReport(
-            int(data["vectors_dropped"]), int(data["bytes_before"]), int(data["bytes_after"])
+            int(data["vectors_dropped"]),
+            int(data["bytes_before"]),
+            int(data["bytes_after"]),
+            int(data["bytes_on_disk"]),
+            bool(data["settled"]),
         )
 
     def health(self) -> Any:

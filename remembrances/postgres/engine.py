@@ -666,10 +666,11 @@ class PostgresEngine:
             ).scalar()
         return int(size)
 
-    def reclaim_space(self) -> None:
+    def reclaim_space(self) -> int:
         """Nothing: autovacuum makes deleted rows' space reusable, and giving it back to
         the disk (``VACUUM FULL``) locks the tables for every user of the server, which
         is the database owner's call."""
+        return self.size_bytes()
 
 
 def _conforms(engine: PostgresEngine) -> Engine:

@@ -146,9 +146,11 @@ class EmbeddingCache:
     def drop_unused(self) -> int:
         """Drop every vector whose text no chunk holds, of any model; returns how many."""
         with self.engine.write() as tx:
+            # NOT EXISTS, not NOT IN: PostgreSQL plans NOT IN over a large table as a
+            # scan of every chunk per cache row (10 minutes at 160,000 chunks)
             tx.execute(
-                "DELETE FROM embedding_cache "
-                "WHERE content_hash NOT IN (SELECT content_hash FROM chunks)"
+                "DELETE FROM embedding_cache WHERE NOT EXISTS "
+                "(SELECT 1 FROM chunks c WHERE c.content_hash = embedding_cache.content_hash)"
             )
             return tx.changes()
 

@@ -216,7 +216,8 @@ class Engine(Protocol):
         """The memory's size on disk (the file and its WAL, or the database's tables)."""
         ...
 
-    def reclaim_space(self) -> None:
+    def reclaim_space(self) -> int:
         """Give the space deleted rows left back to the disk, where the engine can
-        without stopping its readers (a no-op where the database does it itself)."""
+        without stopping its readers (nothing where the database does it itself);
+        returns the memory's size once it has."""
         ...

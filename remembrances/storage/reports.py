@@ -62,6 +62,12 @@ class CompactReport:
 
     #: cached vectors of texts no chunk holds any more
     vectors_dropped: int
-    #: the memory's size on disk before and after (file and WAL, or tables)
+    #: the memory's size on disk before (file and WAL, or tables)
     bytes_before: int
+    #: its size once compacted (the file alone)
     bytes_after: int
+    #: on disk right after compacting (file and WAL): more than ``bytes_after`` while
+    #: reads begun before the rewrite keep it in the WAL (``settled`` is False then);
+    #: the file shrinks at the first checkpoint after they end
+    bytes_on_disk: int
+    settled: bool

@@ -14,7 +14,7 @@ import time
 import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import apsw
 import sqlite_vec
@@ -42,6 +42,8 @@ BUSY_TIMEOUT_MS = 30_000
 WAL_RESTART_BYTES = 64 * 1024 * 1024
 #: How long a commit that restarts the WAL waits for the reads using it to end.
 WAL_RESTART_WAIT_MS = 250
+#: How long ``Database.vacuum`` tries to copy its rewrite back while reads use the WAL.
+VACUUM_SETTLE_S = 5.0
 
 
 def connect(
@@ -327,20 +329,18 @@ class Database:
             finally:
                 self._owner, self._depth = None, 0
 
-    def _bound_wal(self, limit: int | None = None) -> None:
-        """Start the WAL over (and truncate it) once it passes ``limit`` (default
-        ``WAL_RESTART_BYTES``).
+    def _bound_wal(self) -> None:
+        """Start the WAL over (and truncate it) once it passes ``WAL_RESTART_BYTES``.
         SQLite's own checkpoints copy pages back but never start the WAL over while some
         read is open, and with threads searching back to back one always is: a 31 MB
         memory grew a 2.3 GB WAL in 90 s. The checkpoint waits (``WAL_RESTART_WAIT_MS``
         at most) for the reads that use the WAL to end; reads that begin after it read
         the database file."""
-        limit = WAL_RESTART_BYTES if limit is None else limit
         try:
             size = os.path.getsize(self.path + "-wal")
         except OSError:
             return
-        if size <= max(limit, self._wal_retry_above):
+        if size <= max(WAL_RESTART_BYTES, self._wal_retry_above):
             return
         self.conn.set_busy_timeout(WAL_RESTART_WAIT_MS)
         try:
@@ -352,7 +352,7 @@ class Database:
             self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
         # a read held open (an export) keeps it from restarting: try again only once the
         # WAL has grown by as much again, not at every commit (each would wait)
-        self._wal_retry_above = size + limit if busy and limit else 0
+        self._wal_retry_above = size + WAL_RESTART_BYTES if busy else 0
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Connection]:
@@ -406,11 +406,16 @@ class Database:
             self._readers = [*kept, (threading.current_thread(), conn)]
         return conn
 
-    def vacuum(self) -> None:
-        """Rewrite the file without its free pages, then start the WAL over so that the
-        file itself shrinks. SQLite reuses the pages deletes free but never gives them
-        back to the disk by itself. Holds the write lock throughout (other writers wait,
-        as for any long write); reads go on, on the file as it was."""
+    def vacuum(self) -> int:
+        """Rewrite the file without its free pages, then copy the rewrite back from the
+        WAL so that the file itself shrinks; returns the file's size once it has.
+
+        SQLite reuses the pages deletes free but never gives them back to the disk by
+        itself. Holds the write lock throughout (other writers wait, as for any long
+        write); reads go on, on the file as it was. A read begun before the rewrite
+        keeps it in the WAL: after ``VACUUM_SETTLE_S`` the file is left to shrink at the
+        checkpoint after those reads end.
+        """
         self._check_open()
         if self.read_only:
             raise ReadOnlyError(f"cannot compact {self.path!r}: {self.read_only_reason}")
@@ -418,7 +423,16 @@ class Database:
             if self._owner is not None:
                 raise StorageError("cannot compact the file inside a write transaction")
             try:
-                self.conn.execute("VACUUM")
+                # VACUUM builds the new file in a temporary database: on disk (the temp
+                # folder), not in memory, where a 640 MB file took 770 MB of RAM
+                self.conn.execute("PRAGMA temp_store=FILE")
+                try:
+                    self.conn.execute("VACUUM")
+                finally:
+                    self.conn.execute("PRAGMA temp_store=MEMORY")
+                size = self.conn.execute(
+                    "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"
+                ).fetchall()[0][0]
             except apsw.BusyError as exc:
                 raise StorageError(
                     f"{self.path!r} stayed locked by another writer for "
@@ -426,10 +440,25 @@ class Database:
                 ) from exc
             except apsw.Error as exc:
                 raise sqlite_error(exc, self.path) from exc
-            # the rewritten pages are in the WAL: copy them back and cut the file,
-            # waiting a little for reads that still use the old ones
-            self._wal_retry_above = 0
-            self._bound_wal(limit=0)
+            self._settle_wal(VACUUM_SETTLE_S)
+            return cast(int, size)
+
+    def _settle_wal(self, seconds: float) -> None:
+        """Copy the WAL back into the file and truncate it, trying for up to ``seconds``
+        while reads begun before the last commit still use it."""
+        deadline = time.monotonic() + seconds
+        self.conn.set_busy_timeout(WAL_RESTART_WAIT_MS)
+        try:
+            while True:
+                try:
+                    busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0][0]
+                except apsw.Error as exc:  # a full disk, say: a later checkpoint does it
+                    log.debug("could not copy back the WAL of %s: %s", self.path, exc)
+                    return
+                if not busy or time.monotonic() >= deadline:
+                    return
+        finally:
+            self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
 
     @property
     def in_transaction(self) -> bool:

@@ -562,5 +562,5 @@ class SqliteEngine:
             if os.path.exists(self.path + suffix)
         )
 
-    def reclaim_space(self) -> None:
-        self.db.vacuum()
+    def reclaim_space(self) -> int:
+        return self.db.vacuum()

@@ -13,6 +13,7 @@ from remembrances import Chunk, ReadOnlyError, Store
 from remembrances.embeddings import HashEmbedder
 from remembrances.embeddings.base import to_blob
 from remembrances.integrity import check
+from remembrances.storage import sqlite_connection
 from remembrances.store import content_hash
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
@@ -79,7 +80,10 @@ def test_the_file_shrinks_and_reopens_whole(tmp_path: Path) -> None:
         before = {engine: _ranked(store, engine) for engine in ("memory", "vec0")}
         report = store.compact()
         assert report.bytes_after < report.bytes_before / 2, report
+        assert report.settled and report.bytes_on_disk == report.bytes_after == path.stat().st_size
         assert not Path(f"{path}-wal").exists() or Path(f"{path}-wal").stat().st_size == 0
+        with store.snapshot() as tx:  # VACUUM's copy went to a temp file, not to memory
+            assert tx.execute("PRAGMA temp_store").scalar() == 2  # and memory is back
     # the vec0 tables and the cold start read from them survive the rewrite
     with Store(path, embedder=HashEmbedder(64)) as store:
         for engine in ("memory", "vec0"):
@@ -88,8 +92,12 @@ def test_the_file_shrinks_and_reopens_whole(tmp_path: Path) -> None:
 
 
 @pytest.mark.backends("sqlite")
-def test_compact_goes_on_while_another_thread_reads(tmp_path: Path) -> None:
-    with remembrances.open(tmp_path / "m.db", embedder="hash:64") as memory:
+def test_compact_goes_on_while_another_thread_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_connection, "VACUUM_SETTLE_S", 0.5)
+    path = tmp_path / "m.db"
+    with remembrances.open(path, embedder="hash:64") as memory:
         memory.kb.add("The VPN needs MFA.", source="vpn")
         memory.kb.add("Old runbook.", source="old")
         memory.kb.delete("old")
@@ -97,7 +105,8 @@ def test_compact_goes_on_while_another_thread_reads(tmp_path: Path) -> None:
         seen: list[int] = []
 
         def hold_a_snapshot() -> None:
-            with memory.store.snapshot() as tx:
+            with memory.store.snapshot() as tx:  # the snapshot starts at its first read
+                seen.append(int(tx.execute("SELECT count(*) AS n FROM chunks").scalar()))
                 reading.set()
                 release.wait(10)
                 seen.append(int(tx.execute("SELECT count(*) AS n FROM chunks").scalar()))
@@ -110,8 +119,12 @@ def test_compact_goes_on_while_another_thread_reads(tmp_path: Path) -> None:
         finally:
             release.set()
             reader.join()
-        assert report.vectors_dropped == 1 and seen == [1]
+        assert report.vectors_dropped == 1 and seen == [1, 1]
+        # the read kept the old pages in use: the rewrite waits in the WAL, and says so
+        assert not report.settled and report.bytes_on_disk > report.bytes_after
         assert memory.kb.search("VPN MFA")[0].source == "vpn"
+    # the reads have ended: the next checkpoint (here, closing) gives the space back
+    assert path.stat().st_size == report.bytes_after
 
 
 @pytest.mark.backends("sqlite")
@@ -127,6 +140,10 @@ def test_a_read_only_memory_is_not_compacted(tmp_path: Path) -> None:
 def test_compact_inside_a_write_transaction_is_refused(tmp_path: Path) -> None:
     with Store(tmp_path / "m.db", embedder=HashEmbedder(64)) as store:
         store.put_source("kb", "a", [Chunk("text")])
+        store.put_source("kb", "gone", [Chunk("deleted text")])
+        store.delete_source("kb", "gone")
+        cached = _cache_rows(store)
         with store.transaction(), pytest.raises(remembrances.StorageError, match="inside"):
             store.compact()
         assert store.get_source("kb", "a")[0].text == "text"
+        assert _cache_rows(store) == cached  # refused before anything was dropped
