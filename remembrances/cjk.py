@@ -7,11 +7,16 @@ for 東京 found nothing. Each run of CJK characters is read as its overlapping 
 more is then found by the pairs it is made of, without a dictionary. A lone character
 stays a word. The same function reads the documents (the index) and the questions, so
 both sides agree. Text without these scripts is returned as it is.
+
+Text with them is first brought to NFKC: half-width katakana, decomposed Hangul (macOS
+file names), compatibility ideographs and full-width Latin are read as their usual
+forms, by both engines alike (PostgreSQL's folding decomposes them too).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 #: Han (with extensions A-F and the compatibility block), kana (half-width too) and
 #: Hangul: the scripts written without spaces between words (Korean between phrases).
@@ -31,16 +36,35 @@ _RUN = re.compile(
 )
 
 
-def _pairs(run: re.Match[str]) -> str:
-    chars = run.group(0)
+def _pairs(chars: str) -> str:
     if len(chars) == 1:
         return f" {chars} "
     return " " + " ".join(chars[i : i + 2] for i in range(len(chars) - 1)) + " "
 
 
-def cjk_words(text: str) -> str:
+def cjk_words(text: str, *, max_pairs: int | None = None) -> str:
     """``text`` with each run of CJK characters written as its overlapping pairs, set
-    apart by spaces ("Python3で動く" -> "Python3 で動 動く"); other text unchanged."""
+    apart by spaces ("Python3で動く" -> "Python3 で動 動く"); other text unchanged.
+
+    ``max_pairs``: runs past that many pairs are left out (PostgreSQL's ``tsvector``
+    holds at most 1 MB)."""
     if text.isascii() or _RUN.search(text) is None:
         return text
-    return _RUN.sub(_pairs, text)
+    text = unicodedata.normalize("NFKC", text)
+    if max_pairs is None:
+        return _RUN.sub(lambda run: _pairs(run.group(0)), text)
+    left = [max_pairs]
+
+    def within(run: re.Match[str]) -> str:
+        if left[0] <= 0:
+            return " "
+        chars = run.group(0)[: left[0] + 1]
+        left[0] -= max(len(chars) - 1, 1)  # a lone character counts as one
+        return _pairs(chars)
+
+    return _RUN.sub(within, text)
+
+
+def is_pair(term: str) -> bool:
+    """Whether ``term`` (a word of :func:`cjk_words`' output) is CJK characters."""
+    return _RUN.fullmatch(term) is not None

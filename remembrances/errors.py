@@ -62,5 +62,9 @@ class CorruptFileError(StorageError):
     """SQLite found damaged pages in the file; ``remembrances check`` says what can be saved."""
 
 
+class MissingExtraError(RemembrancesError):
+    """A feature needs an optional extra that is not installed; the message names it."""
+
+
 class ClosedError(RemembrancesError):
     """The memory (or the layer used) was closed; open it again to use it."""

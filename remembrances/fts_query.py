@@ -14,7 +14,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from .cjk import cjk_words
+from .cjk import cjk_words, is_pair
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -199,13 +199,18 @@ EMPHASIS_WORDS = frozenset(
 )
 
 
+#: Kana voicing marks: combining, but not diacritics (バス is a bus, ハス a lotus).
+_VOICING = frozenset("\u3099\u309a")
+
+
 def fold(text: str) -> str:
     """``text`` without diacritics ("café" -> "cafe"), as both text indexes read words.
-    What is left is composed again: a Hangul syllable stays one character."""
+    What is left is composed again: a Hangul syllable stays one character, and が keeps
+    its voicing mark."""
     if text.isascii():
         return text
     decomposed = unicodedata.normalize("NFKD", text)
-    bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    bare = "".join(ch for ch in decomposed if ch in _VOICING or not unicodedata.combining(ch))
     return unicodedata.normalize("NFC", bare)
 
 
@@ -237,8 +242,20 @@ def query_terms(text: str, *, split_identifiers: bool = True) -> list[str]:
             if len(parts) > 1:
                 terms.extend(p.lower() for p in parts)
     kept = [t for t in terms if t not in STOP_WORDS or t in shouted] or terms
-    unique = list(dict.fromkeys(kept))
-    return unique[:MAX_TERMS]
+    return _within_budget(list(dict.fromkeys(kept)))
+
+
+def _within_budget(terms: list[str]) -> list[str]:
+    """The first terms within ``MAX_TERMS``, a pair of CJK characters counting half:
+    a question in those scripts makes a pair of almost every character."""
+    budget = float(MAX_TERMS)
+    kept = []
+    for term in terms:
+        budget -= 0.5 if is_pair(term) else 1.0
+        if budget < 0:
+            break
+        kept.append(term)
+    return kept
 
 
 def fts_query(text: str, *, split_identifiers: bool = True) -> str | None:

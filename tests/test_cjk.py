@@ -17,7 +17,9 @@ from remembrances.fts_query import query_terms
         ("서울에서 살아요", ["서울", "울에", "에서", "살아", "아요"]),
         ("Python3で動く", ["Python3", "で動", "動く"]),
         ("a 猫 b", ["a", "猫", "b"]),  # a lone character stays a word
-        ("ｶﾀｶﾅ", ["ｶﾀ", "ﾀｶ", "ｶﾅ"]),  # half-width katakana
+        ("ｶﾀｶﾅ", ["カタ", "タカ", "カナ"]),  # half-width katakana, read as full-width
+        ("\u1109\u1165\u110b\u116e\u11af", ["서울"]),  # decomposed Hangul (NFD)
+        ("Ｐｙｔｈｏｎ３で", ["Python3", "で"]),  # full-width Latin beside kana
         ("𠮷野家", ["𠮷野", "野家"]),  # outside the BMP
     ],
 )
@@ -28,6 +30,20 @@ def test_runs_are_read_as_overlapping_pairs(text: str, words: list[str]) -> None
 @pytest.mark.parametrize("text", ["plain English", "café Привет ελληνικά", "", "日"[:0]])
 def test_other_text_is_left_as_it_is(text: str) -> None:
     assert cjk_words(text) == text
+
+
+def test_pairs_past_a_limit_are_left_out() -> None:
+    assert cjk_words("東京に住む 北京", max_pairs=3).split() == ["東京", "京に", "に住"]
+    assert cjk_words("東京 北京 猫", max_pairs=2).split() == ["東京", "北京"]
+
+
+def test_a_long_question_in_cjk_keeps_its_last_words() -> None:
+    # a pair counts half a term: the first 33 characters made 32 pairs and lost 予算
+    question = (
+        "来週の東京本社での定例会議について事前に確認しておきたいことがいくつかあるのですが、"
+        "特に予算の件です"
+    )
+    assert "予算" in query_terms(question)
 
 
 def test_a_question_is_read_as_the_index_reads_the_text() -> None:

@@ -256,7 +256,8 @@ def watch(
 ) -> None:
     """Keep a repository's index current until Ctrl-C (only changed files are re-indexed)."""
     indexer = state.service(create=True).code
-    state.out.err.print(f"watching {path} (Ctrl-C to stop)")
+    if not state.url:  # a server refuses to watch: say nothing before it does
+        state.out.err.print(f"watching {path} (Ctrl-C to stop)")
 
     def indexed(report: object) -> None:
         data = record(report)

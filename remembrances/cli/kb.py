@@ -253,7 +253,8 @@ def watch(
 ) -> None:
     """Keep a directory in sync until Ctrl-C: changed files are re-ingested, deleted removed."""
     knowledge = state.service(create=True).kb
-    state.out.err.print(f"watching {path} (Ctrl-C to stop)")
+    if not state.url:  # a server refuses to watch: say nothing before it does
+        state.out.err.print(f"watching {path} (Ctrl-C to stop)")
     stop = threading.Event()
 
     def changed(report: object) -> None:

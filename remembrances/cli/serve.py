@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
 
+from ..errors import MissingExtraError
 from ..http.guard import MAX_BODY_BYTES  # the standard library only
 from .app import F, State, cli, pass_state
 
@@ -38,7 +40,8 @@ def allow_root_option(what: str) -> Callable[[F], F]:
 @pass_state
 def serve_mcp(state: State, roots: tuple[Path, ...], http: bool, port: int) -> None:
     """Run the MCP server (stdio by default). Logs go to stderr; stdout is the protocol."""
-    from ..mcp import serve
+    with _extra("mcp"):
+        from ..mcp import serve
 
     svc = state.service(create=True)
     if http:  # stdout is not the protocol here: say where the server is
@@ -85,8 +88,9 @@ def serve(
     max_body_bytes: int,
 ) -> None:
     """Serve the HTTP API (JSON; OpenAPI at /docs and /openapi.json; /health) until Ctrl-C."""
-    from ..http.server import is_loopback
-    from ..http.server import serve as run
+    with _extra("http"):
+        from ..http.server import is_loopback
+        from ..http.server import serve as run
 
     token = token or os.environ.get("REMEMBRANCES_TOKEN") or None
     if not token and not is_loopback(host):
@@ -107,3 +111,15 @@ def serve(
         token=token,
         max_body_bytes=max_body_bytes,
     )
+
+
+@contextlib.contextmanager
+def _extra(name: str) -> Iterator[None]:
+    """Say which extra to install when a server's packages are missing."""
+    try:
+        yield
+    except ImportError as exc:
+        raise MissingExtraError(
+            f"this server needs {exc.name or 'a package'} from the {name} extra: "
+            f"pip install 'remembrances[{name}]'"
+        ) from exc

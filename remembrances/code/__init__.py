@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+from ..errors import MissingExtraError
+
+try:
+    import tree_sitter  # noqa: F401  (the code extra)
+except ImportError as exc:
+    raise MissingExtraError(
+        "the code index needs tree-sitter and its grammars: pip install 'remembrances[code]'"
+    ) from exc
+
 from .code_indexer import CodeIndexer
 from .discovery import SkippedFile
 from .parsing.languages import BY_NAME as LANGUAGES

@@ -24,13 +24,12 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..code.parsing.analysis import source_lines
 from ..errors import InvalidInputError, NotFoundError
 from ..formatting import code_label
 from .daemon_pool import DaemonPool
 from .plan import EnrichmentPlan
 from .prompt_parts import split_prompt
-from .sources import ContextItem, SourceSearch, symbol_item
+from .sources import ContextItem, SourceSearch, code_layer, symbol_item
 
 if TYPE_CHECKING:
     from ..code import CodeIndexer, CodeSymbol
@@ -219,7 +218,9 @@ def _named(
     ``answer_by``, so a name used in thousands of places cannot make the enricher
     drop the source, definitions and all.
     """
-    code = service.code
+    code = code_layer(service)
+    if code is None:
+        return [], []
     roots = {p.name: p.root for p in code.projects() if project in (None, p.name)}
     definitions: list[ContextItem] = []
     containers: list[ContextItem] = []  # named classes: after the semantic hits
@@ -412,6 +413,10 @@ def _source_text(root: str | None, symbol: CodeSymbol) -> str:
     minified line, only the definition's own bytes (the line would not fit a budget)."""
     if root is None:
         return ""
+    # here, not at the top: the code layer needs tree-sitter (the code extra), and an
+    # enricher without indexed code must work without it
+    from ..code.parsing.analysis import source_lines
+
     try:
         data = (Path(root) / symbol.path).read_bytes()
     except OSError:

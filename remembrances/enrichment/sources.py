@@ -8,6 +8,7 @@ it comes from), text and score, so nothing here guesses at field names.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Callable, Hashable, Mapping
@@ -15,11 +16,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from ..errors import MissingExtraError
 from ..formatting import code_label, event_label
 from .heuristic import HeuristicPlanner
 from .plan import EnrichmentPlan
 
 if TYPE_CHECKING:
+    from ..code import CodeIndexer
     from ..code.records import CodeHit, CodeSymbol
     from ..events.records import Event
     from ..kb.records import KBHit
@@ -34,6 +37,8 @@ _LEADING_TITLE = re.compile(r"\A([^\s][^\n]*)\n(([=\-`:'\"~^_*+#])\3{2,})[ \t]*\
 #: ``svc.code``); each hit's kind is "kb", "event" or "code".
 SECTION_TITLES = {"kb": "Knowledge base", "events": "Events", "code": "Code"}
 _KIND_OF_SOURCE = {"kb": "kb", "events": "event", "code": "code"}
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -450,11 +455,29 @@ def scoped(
     return {**searches, "events": events}
 
 
+def code_layer(service: RemembrancesService) -> CodeIndexer | None:
+    """The memory's code index, or None without the code extra (tree-sitter): the
+    enricher then reads documents and events only (said once in the log)."""
+    try:
+        return service.code
+    except MissingExtraError as exc:
+        if not _told_no_code:
+            _told_no_code.append(True)
+            log.warning("enrichment leaves code out: %s", exc)
+        return None
+
+
+_told_no_code: list[bool] = []
+
+
 def search_code(
     service: RemembrancesService, plan: EnrichmentPlan, *, project: str | None = None
 ) -> list[ContextItem]:
+    code = code_layer(service)
+    if code is None:
+        return []
     found = [
-        [code_item(h) for h in service.code.search(query, limit=plan.code_limit, project=project)]
+        [code_item(h) for h in code.search(query, limit=plan.code_limit, project=project)]
         for query in plan.queries("code")
     ]
     return best_of(found, plan.code_limit, key=lambda item: item.key)

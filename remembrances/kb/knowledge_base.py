@@ -23,6 +23,7 @@ from typing import Any
 
 from .. import fusion
 from ..chunking import MAX_LEAD_CHARS, Chunker, Format, sentence_lead
+from ..cjk import cjk_words
 from ..errors import NotFoundError
 from ..name_match import name_matches
 from ..progress import Progress
@@ -507,8 +508,10 @@ class KnowledgeBase:
         titles = self._titles({(r.collection, r.source) for r in results})
         named = {
             r.id: _WORDS.findall(
-                f"{_FILE_EXTENSION.sub('', titles.get((r.collection, r.source)) or '')} "
-                f"{r.metadata.get('heading_path', '')}".lower()
+                cjk_words(
+                    f"{_FILE_EXTENSION.sub('', titles.get((r.collection, r.source)) or '')} "
+                    f"{r.metadata.get('heading_path', '')}"
+                ).lower()
             )
             for r in results
         }

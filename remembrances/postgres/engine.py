@@ -212,7 +212,7 @@ class PostgresEngine:
 
     @staticmethod
     def _retokenize(tx: Transaction) -> None:
-        """Index every chunk's words again when store step 3 or 5 asks (``RETOKENIZE_MARK``);
+        """Index every chunk's words again when a store step asks (3, 5, 6: ``RETOKENIZE_MARK``);
         a memory made since has none to do."""
         if tx.execute("SELECT 1 FROM meta WHERE key = ?", (RETOKENIZE_MARK,)).fetchone() is None:
             return

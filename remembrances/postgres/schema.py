@@ -185,8 +185,14 @@ STORE_MIGRATIONS: tuple[str, ...] = (
     INSERT INTO meta (key, value) VALUES ('text:retokenize', 'pending')
     ON CONFLICT (key) DO NOTHING;
     """,
+    # 6: kana keep their voicing marks (バス is not ハス), CJK text is brought to NFKC
+    # and a chunk holds at most tsquery.MAX_PAIRS pairs: indexed again.
+    """
+    INSERT INTO meta (key, value) VALUES ('text:retokenize', 'pending')
+    ON CONFLICT (key) DO NOTHING;
+    """,
 )
-#: The meta key of step 3's (and step 5's) pending re-indexing of every chunk's words.
+#: The meta key of steps 3, 5 and 6's pending re-indexing of every chunk's words.
 RETOKENIZE_MARK = "text:retokenize"
 #: The oldest store schema a read-only open reads as it is (step 3 changes how words
 #: are split, not what the reads need).

@@ -147,10 +147,16 @@ STORE_MIGRATIONS: tuple[str, ...] = (
         INSERT INTO chunks_fts (rowid, text) VALUES (new.id, remembrances_words(new.text));
     END;
     """,
+    # 6: remembrances_words brings text with CJK characters to NFKC before pairing them
+    # (half-width kana, decomposed Hangul), as PostgreSQL's folding does: the index is
+    # made again with it, so that deleting a chunk takes back what was indexed.
+    """
+    INSERT INTO chunks_fts (chunks_fts) VALUES ('rebuild');
+    """,
 )
 #: The oldest store schema this version reads as it is (a read-only open cannot upgrade
-#: it): steps 3 to 5 changed nothing a reader needs (step 5's pairs of CJK characters
-#: are not found in an older index, which is otherwise read as before).
+#: it): steps 3 to 6 changed nothing a reader needs (the pairs of CJK characters of
+#: steps 5 and 6 are not found in an older index, which is otherwise read as before).
 STORE_READABLE_FROM = 2
 
 

@@ -126,7 +126,7 @@ def identifiers(query: str, stems_of: Callable[[list[str]], Sequence[str]]) -> l
     occur in the query only as its parts; ``stems_of`` is the engine's stemmer. At
     most ``MAX_TERMS`` of them, as a query has at most that many words: each is
     looked for in every candidate."""
-    query = fold(query)  # as the tokenizer reads both (remove_diacritics)
+    query = cjk_words(fold(query))  # as the index reads both (remove_diacritics, CJK pairs)
     joined = [
         m
         for m in _JOINED.finditer(query)
@@ -163,7 +163,7 @@ def part_weights(
 ) -> list[float] | None:
     """Per query stem, 1, or ``LOOSE_PARTS`` when it only comes from identifiers the
     chunk does not hold; None when nothing is discounted."""
-    folded = fold(text)  # once for all the names
+    folded = cjk_words(fold(text))  # once for all the names
     held = [i for i in found if i.pattern.search(folded)]
     if len(held) == len(found):
         return None

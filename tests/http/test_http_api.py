@@ -285,3 +285,17 @@ def test_a_server_stopped_by_sigterm_closes_the_memory(
     shutil.copyfile(server.db, copy)
     with remembrances.open(copy, embedder="hash:64") as memory:
         assert [e.content for e in memory.events.list()] == ["Rolled back 2.3"]
+
+
+def test_watch_through_a_server_is_refused_before_it_says_it_watches(
+    server: Server, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from remembrances.cli import cli
+
+    for command in (["kb", "watch"], ["code", "watch"]):
+        result = CliRunner().invoke(cli, ["--url", server.url, *command, str(tmp_path)])
+        assert result.exit_code == 1, result.output
+        assert "runs next to the files" in result.stderr
+        assert "watching" not in result.stderr

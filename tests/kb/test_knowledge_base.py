@@ -337,3 +337,30 @@ def test_words_inside_chinese_japanese_and_korean_sentences_are_found(store: Sto
         assert [h.source for h in hits][:1] == [source], (query, hits)
     assert [h.source for h in kb.search("deploy Fridays", mode="text")] == ["en"]
     assert kb.search("大阪", mode="text") == []
+
+
+def test_cjk_words_agree_on_both_engines(store: Store) -> None:
+    kb = KnowledgeBase(store)
+    kb.add("バスで会社に行きます。", source="bus")
+    kb.add("ハスの花が咲きました。", source="lotus")
+    kb.add("ｶﾞｲﾄﾞﾌﾞｯｸを読みました。", source="guide")  # half-width katakana
+    kb.add("\u1109\u1165\u110b\u116e\u11af\uc5d0 \uc0b4\uc544\uc694", source="seoul")  # NFD
+    kb.add("Dockerコンテナを起動する手順", source="docker")
+    # voiced and unvoiced kana are different words (PostgreSQL's folding dropped the mark)
+    assert [h.source for h in kb.search("バス", mode="text")] == ["bus"]
+    assert [h.source for h in kb.search("ガイド", mode="text")] == ["guide"]
+    assert [h.source for h in kb.search("서울", mode="text")] == ["seoul"]
+    # a Latin word joined to kana is not a joined name whose parts count less
+    joined = kb.search("Dockerコンテナ", mode="text")
+    spaced = kb.search("Docker コンテナ", mode="text")
+    assert [h.source for h in joined] == ["docker"]
+    assert joined[0].score == pytest.approx(spaced[0].score)
+
+
+def test_a_cjk_title_counts_as_words_of_the_question(store: Store) -> None:
+    kb = KnowledgeBase(store)
+    kb.add("ホテルは駅の近くです。", source="trip", title="東京出張 メモ")
+    kb.add("会議室の予約方法。", source="rooms", title="会議室")
+    titled = kb.search("東京出張 メモ", limit=1)[0]
+    plain = store.search("東京出張 メモ", kind="kb", limit=1)[0]
+    assert titled.source == "trip" and titled.score > plain.score
