@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from remembrances import Chunk, SchemaVersionError, Store
+from remembrances.cjk import cjk_words
 from remembrances.embeddings import HashEmbedder
 from remembrances.embeddings.base import to_blob
 from remembrances.integrity import check
@@ -176,4 +177,28 @@ def test_a_version_4_file_is_indexed_again_so_that_cjk_words_are_found(tmp_path:
         store.put_source("kb", "zh", [Chunk("我住在北京")])
         store.delete_source("kb", "ja")  # the index takes back the pairs it was given
         assert [h.source for h in store.search("北京 東京", mode="text")] == ["zh"]
+        assert check(store).ok
+
+
+def test_a_version_5_index_is_made_again_with_the_words_as_read_now(tmp_path: Path) -> None:
+    # step 5 paired half-width katakana as written; step 6 reads it as full-width (NFKC):
+    # deleting the chunk afterwards must take back what the index holds
+    path = tmp_path / "v5.db"
+    with Store(path, embedder=HashEmbedder(64)) as store:
+        store.put_source("kb", "guide", [Chunk("ｶﾞｲﾄﾞを読む")])
+        with store.transaction() as tx:  # the index as step 5 wrote it
+            row = tx.execute("SELECT id, text FROM chunks").fetchone()
+            tx.execute(
+                "INSERT INTO chunks_fts (chunks_fts, rowid, text) VALUES ('delete', ?, ?)",
+                (row["id"], cjk_words(row["text"])),
+            )
+            tx.execute(
+                "INSERT INTO chunks_fts (rowid, text) VALUES (?, ?)",
+                (row["id"], " ｶﾞ ﾞｲ ｲﾄ ﾄﾞ ﾞを を読 読む "),
+            )
+            tx.execute("UPDATE meta SET value = '5' WHERE key = 'schema:store'")
+        assert store.search("ガイド", mode="text") == []
+    with Store(path, embedder=HashEmbedder(64)) as store:
+        assert [h.source for h in store.search("ガイド", mode="text")] == ["guide"]
+        store.delete_source("kb", "guide")
         assert check(store).ok
