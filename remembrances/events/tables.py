@@ -249,6 +249,14 @@ class Events:
             (session, position),
         ).fetchone()
 
+    def session_said(self, tx: Transaction, session: str) -> list[Row]:
+        """What lining a transcript up with a session reads of its turns (no metadata)."""
+        return tx.execute(
+            "SELECT position, role, subject, content, occurred_us, recorded_us, user_id "
+            "FROM events WHERE session = ? ORDER BY position",
+            (session,),
+        ).fetchall()
+
     def session_turns(self, tx: Transaction, session: str) -> list[Row]:
         return tx.execute(
             f"SELECT {COLUMNS} FROM events WHERE session = ? ORDER BY position",
