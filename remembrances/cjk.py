@@ -7,10 +7,6 @@ for 東京 found nothing. Each run of CJK characters is read as its overlapping 
 more is then found by the pairs it is made of, without a dictionary. A lone character
 stays a word. The same function reads the documents (the index) and the questions, so
 both sides agree. Text without these scripts is returned as it is.
-
-Text with them is first brought to NFKC: half-width katakana, decomposed Hangul (macOS
-file names), compatibility ideographs and full-width Latin are read as their usual
-forms, by both engines alike (PostgreSQL's folding decomposes them too).
 """
 
 from __future__ import annotations
@@ -36,33 +32,37 @@ _RUN = re.compile(
 )
 
 
-def _pairs(chars: str) -> str:
-    if len(chars) == 1:
-        return f" {chars} "
-    return " " + " ".join(chars[i : i + 2] for i in range(len(chars) - 1)) + " "
-
-
-def cjk_words(text: str, *, max_pairs: int | None = None) -> str:
+def cjk_words(text: str, *, normalize: bool = True, max_bytes: int | None = None) -> str:
     """``text`` with each run of CJK characters written as its overlapping pairs, set
     apart by spaces ("Python3で動く" -> "Python3 で動 動く"); other text unchanged.
 
-    ``max_pairs``: runs past that many pairs are left out (PostgreSQL's ``tsvector``
-    holds at most 1 MB)."""
+    ``normalize``: each run is brought to NFKC first, so half-width katakana, decomposed
+    Hangul and compatibility ideographs pair as their usual forms. Only the runs: these
+    scripts' mappings do not change between Unicode versions, so a chunk deleted under
+    another Python takes back what was indexed. (False: as store step 5 read them.)
+    ``max_bytes``: pairs past that many bytes of UTF-8 are left out (PostgreSQL's
+    ``tsvector`` holds at most 1 MB).
+    """
     if text.isascii() or _RUN.search(text) is None:
         return text
-    text = unicodedata.normalize("NFKC", text)
-    if max_pairs is None:
-        return _RUN.sub(lambda run: _pairs(run.group(0)), text)
-    left = [max_pairs]
+    left = [max_bytes]
 
-    def within(run: re.Match[str]) -> str:
-        if left[0] <= 0:
-            return " "
-        chars = run.group(0)[: left[0] + 1]
-        left[0] -= max(len(chars) - 1, 1)  # a lone character counts as one
-        return _pairs(chars)
+    def pairs(run: re.Match[str]) -> str:
+        chars = unicodedata.normalize("NFKC", run.group(0)) if normalize else run.group(0)
+        words = [chars] if len(chars) == 1 else [chars[i : i + 2] for i in range(len(chars) - 1)]
+        budget = left[0]
+        if budget is not None:
+            kept = []
+            for word in words:
+                budget -= len(word.encode("utf-8", "surrogatepass"))
+                if budget < 0:
+                    budget = 0
+                    break
+                kept.append(word)
+            left[0], words = budget, kept
+        return f" {' '.join(words)} " if words else " "
 
-    return _RUN.sub(within, text)
+    return _RUN.sub(pairs, text)
 
 
 def is_pair(term: str) -> bool:

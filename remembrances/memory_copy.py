@@ -39,19 +39,24 @@ class Layer:
     migrations: Mapping[Dialect, Sequence[str]]
 
 
-def layers() -> list[Layer]:
-    from .code.tables import CODE_MIGRATIONS
-    from .code.tables import TABLES as CODE_TABLES
+def layers(*, code: bool = True) -> list[Layer]:
+    """The domain layers and their tables; ``code=False`` leaves the code layer out (its
+    module needs the code extra, which a memory without code does not)."""
     from .events.tables import EVENTS_MIGRATIONS
     from .events.tables import TABLES as EVENTS_TABLES
     from .kb.tables import KB_MIGRATIONS
     from .kb.tables import TABLES as KB_TABLES
 
-    return [
+    found = [
         Layer("kb", KB_TABLES, KB_MIGRATIONS),
         Layer("events", EVENTS_TABLES, EVENTS_MIGRATIONS),
-        Layer("code", CODE_TABLES, CODE_MIGRATIONS),
     ]
+    if code:
+        from .code.tables import CODE_MIGRATIONS
+        from .code.tables import TABLES as CODE_TABLES
+
+        found.append(Layer("code", CODE_TABLES, CODE_MIGRATIONS))
+    return found
 
 
 @dataclass
@@ -154,7 +159,9 @@ def copy_memory(
 
 
 def _copy(src: Store, dst: Store, replace: bool, progress: Progress | None) -> CopyReport:
-    present = [layer for layer in layers() if src.meta(f"schema:{layer.name}") is not None]
+    with_code = any(m.meta("schema:code") is not None for m in (src, dst))
+    known = layers(code=with_code)
+    present = [layer for layer in known if src.meta(f"schema:{layer.name}") is not None]
     for layer in present:
         version = int(src.meta(f"schema:{layer.name}") or 0)
         steps = len(layer.migrations[src.engine.dialect])
@@ -170,7 +177,7 @@ def _copy(src: Store, dst: Store, replace: bool, progress: Progress | None) -> C
                 f"`remembrances --db {src.path} init`, then copy it"
             )
         dst.migrate(layer.name, layer.migrations)
-    tables = [t for layer in layers() if dst.meta(f"schema:{layer.name}") for t in layer.tables]
+    tables = [t for layer in known if dst.meta(f"schema:{layer.name}") for t in layer.tables]
     held = dst.count() + _rows(dst, tables)
     if held and not replace:
         raise MemoryExistsError(

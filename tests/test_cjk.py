@@ -19,7 +19,7 @@ from remembrances.fts_query import query_terms
         ("a 猫 b", ["a", "猫", "b"]),  # a lone character stays a word
         ("ｶﾀｶﾅ", ["カタ", "タカ", "カナ"]),  # half-width katakana, read as full-width
         ("\u1109\u1165\u110b\u116e\u11af", ["서울"]),  # decomposed Hangul (NFD)
-        ("Ｐｙｔｈｏｎ３で", ["Python3", "で"]),  # full-width Latin beside kana
+        ("Ｐｙｔｈｏｎ３で", ["Ｐｙｔｈｏｎ３", "で"]),  # only the runs are normalised
         ("𠮷野家", ["𠮷野", "野家"]),  # outside the BMP
     ],
 )
@@ -33,8 +33,15 @@ def test_other_text_is_left_as_it_is(text: str) -> None:
 
 
 def test_pairs_past_a_limit_are_left_out() -> None:
-    assert cjk_words("東京に住む 北京", max_pairs=3).split() == ["東京", "京に", "に住"]
-    assert cjk_words("東京 北京 猫", max_pairs=2).split() == ["東京", "北京"]
+    assert cjk_words("東京に住む 北京", max_bytes=18).split() == ["東京", "京に", "に住"]
+    assert cjk_words("東京 北京 猫", max_bytes=12).split() == ["東京", "北京"]
+
+
+def test_the_text_around_the_runs_is_left_as_written() -> None:
+    # NFKC of the whole text made a word's tokens depend on whether CJK was beside it
+    # (ﬁle, x², full-width Latin), and on the Unicode version of the Python reading it
+    assert cjk_words("ﬁle x² 東京").split() == ["ﬁle", "x²", "東京"]
+    assert cjk_words("ｶﾞｲﾄﾞ", normalize=False).split() == ["ｶﾞ", "ﾞｲ", "ｲﾄ", "ﾄﾞ"]  # step 5's
 
 
 def test_a_long_question_in_cjk_keeps_its_last_words() -> None:

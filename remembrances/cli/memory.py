@@ -171,6 +171,8 @@ def enrich(
         # A file too old to read as it is (read-only: no upgrade) is an error here, as in
         # every reading command; enrich_context would drop each source and print nothing.
         for layer in ("kb", "events", "code"):
+            if layer == "code" and svc.store.meta("schema:code") is None:
+                continue  # no code indexed: enrich leaves it out, extra or not
             getattr(svc, layer)
     context = svc.enrich_context(
         prompt,

@@ -89,6 +89,8 @@ def serve(
 ) -> None:
     """Serve the HTTP API (JSON; OpenAPI at /docs and /openapi.json; /health) until Ctrl-C."""
     with _extra("http"):
+        import uvicorn  # noqa: F401  (here: the server imports it only once it starts)
+
         from ..http.server import is_loopback
         from ..http.server import serve as run
 

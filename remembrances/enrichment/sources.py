@@ -456,8 +456,11 @@ def scoped(
 
 
 def code_layer(service: RemembrancesService) -> CodeIndexer | None:
-    """The memory's code index, or None without the code extra (tree-sitter): the
-    enricher then reads documents and events only (said once in the log)."""
+    """The memory's code index; None when no code was ever indexed, or without the code
+    extra (tree-sitter, said once in the log): the enricher then reads documents and
+    events only."""
+    if service.store.meta("schema:code") is None:
+        return None
     try:
         return service.code
     except MissingExtraError as exc:

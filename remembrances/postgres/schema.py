@@ -186,7 +186,7 @@ STORE_MIGRATIONS: tuple[str, ...] = (
     ON CONFLICT (key) DO NOTHING;
     """,
     # 6: kana keep their voicing marks (バス is not ハス), CJK text is brought to NFKC
-    # and a chunk holds at most tsquery.MAX_PAIRS pairs: indexed again.
+    # and a chunk holds at most tsquery.MAX_PAIR_BYTES of pairs: indexed again.
     """
     INSERT INTO meta (key, value) VALUES ('text:retokenize', 'pending')
     ON CONFLICT (key) DO NOTHING;

@@ -19,10 +19,10 @@ __all__ = ["any_words", "fold", "index_text", "tsquery_text"]
 
 #: What SQLite's unicode61 tokenizer splits words at: anything but letters and digits.
 _SEPARATORS = re.compile(r"[\W_]+")
-#: CJK pairs indexed per chunk at most: a ``tsvector`` holds at most 1 MB, and 350,000
-#: Han characters of distinct pairs made 3.4 MB. The chunker's largest chunk (100,000
-#: characters) stays under it.
-MAX_PAIRS = 100_000
+#: Bytes of CJK pairs indexed per chunk at most: a ``tsvector`` holds at most 1 MB, and
+#: a pair takes its bytes again in the vector's entries and positions. 100,000 pairs of
+#: astral Han made 1.2 MB; this leaves room for the chunk's other words.
+MAX_PAIR_BYTES = 400_000
 
 
 def index_text(text: str) -> str:
@@ -33,7 +33,7 @@ def index_text(text: str) -> str:
     and a hyphenated word counted three times (``blue-green``, ``blue``, ``green``).
     Chinese, Japanese and Korean runs are read as pairs of characters (``cjk_words``)."""
     # fold first: the order query_terms reads a query in
-    return _SEPARATORS.sub(" ", cjk_words(fold(text), max_pairs=MAX_PAIRS))
+    return _SEPARATORS.sub(" ", cjk_words(fold(text), max_bytes=MAX_PAIR_BYTES))
 
 
 def any_words(terms: Sequence[str]) -> str:

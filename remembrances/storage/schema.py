@@ -122,6 +122,7 @@ STORE_MIGRATIONS: tuple[str, ...] = (
     # index reads the chunks through a view that writes them so; FTS5's own rebuild
     # and integrity check read that view too. remembrances_words is added to every
     # connection (text_match.register_words); versions before it refuse the file.
+    # (Step 6 makes the index, with the function that replaced this one.)
     """
     DROP TRIGGER IF EXISTS chunks_fts_insert;
     DROP TRIGGER IF EXISTS chunks_fts_delete;
@@ -133,7 +134,6 @@ STORE_MIGRATIONS: tuple[str, ...] = (
         text, content='chunks_words', content_rowid='id',
         tokenize='porter unicode61 remove_diacritics 2'
     );
-    INSERT INTO chunks_fts (chunks_fts) VALUES ('rebuild');
     CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
         INSERT INTO chunks_fts (rowid, text) VALUES (new.id, remembrances_words(new.text));
     END;
@@ -147,10 +147,29 @@ STORE_MIGRATIONS: tuple[str, ...] = (
         INSERT INTO chunks_fts (rowid, text) VALUES (new.id, remembrances_words(new.text));
     END;
     """,
-    # 6: remembrances_words brings text with CJK characters to NFKC before pairing them
-    # (half-width kana, decomposed Hangul), as PostgreSQL's folding does: the index is
-    # made again with it, so that deleting a chunk takes back what was indexed.
+    # 6: each CJK run is brought to NFKC before it is paired (half-width kana,
+    # decomposed Hangul), as PostgreSQL's folding does. A function of a new name does it
+    # (remembrances_fts_text): a process of the version before, still running, has only
+    # the old one, and its writes fail instead of indexing words a delete would not
+    # take back. The index is made again with it.
     """
+    DROP TRIGGER IF EXISTS chunks_fts_insert;
+    DROP TRIGGER IF EXISTS chunks_fts_delete;
+    DROP TRIGGER IF EXISTS chunks_fts_update;
+    DROP VIEW IF EXISTS chunks_words;
+    CREATE VIEW chunks_words (id, text) AS SELECT id, remembrances_fts_text(text) FROM chunks;
+    CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+        INSERT INTO chunks_fts (rowid, text) VALUES (new.id, remembrances_fts_text(new.text));
+    END;
+    CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+        INSERT INTO chunks_fts (chunks_fts, rowid, text)
+        VALUES ('delete', old.id, remembrances_fts_text(old.text));
+    END;
+    CREATE TRIGGER chunks_fts_update AFTER UPDATE OF text ON chunks BEGIN
+        INSERT INTO chunks_fts (chunks_fts, rowid, text)
+        VALUES ('delete', old.id, remembrances_fts_text(old.text));
+        INSERT INTO chunks_fts (rowid, text) VALUES (new.id, remembrances_fts_text(new.text));
+    END;
     INSERT INTO chunks_fts (chunks_fts) VALUES ('rebuild');
     """,
 )

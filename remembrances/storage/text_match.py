@@ -72,15 +72,22 @@ def register(conn: apsw.Connection) -> None:
 
 
 def register_words(conn: apsw.Connection) -> None:
-    """Add ``remembrances_words(text)``, the text as the index reads it (:func:`cjk_words`):
-    the full-text triggers and the ``chunks_words`` view the index is rebuilt and
-    checked from call it (store step 5)."""
-    conn.create_scalar_function("remembrances_words", _words, 1, deterministic=True)
+    """Add ``remembrances_fts_text(text)``, the text as the index reads it
+    (:func:`cjk_words`): the full-text triggers and the ``chunks_words`` view the index is
+    rebuilt and checked from call it (store step 6). ``remembrances_words`` is step 5's
+    (CJK runs paired as written), for a file of that step opened read-only."""
+    conn.create_scalar_function("remembrances_fts_text", _words, 1, deterministic=True)
+    conn.create_scalar_function("remembrances_words", _step5_words, 1, deterministic=True)
 
 
 def _words(*args: apsw.SQLiteValue) -> apsw.SQLiteValue:
     (text,) = args
     return cjk_words(text) if isinstance(text, str) else text
+
+
+def _step5_words(*args: apsw.SQLiteValue) -> apsw.SQLiteValue:
+    (text,) = args
+    return cjk_words(text, normalize=False) if isinstance(text, str) else text
 
 
 def _fts_totals(api: apsw.FTS5ExtensionApi, *args: apsw.SQLiteValue) -> str:

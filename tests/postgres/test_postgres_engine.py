@@ -383,6 +383,18 @@ def test_text_leg_asks_rare_words_first_for_candidates_but_never_returns_fewer(
     assert len(five) == 5 and rare_ids <= {i for i, _ in five}
 
 
+def test_a_long_chunk_of_cjk_fits_a_tsvector(postgres_url: str) -> None:
+    # a tsvector holds 1 MB: 100,000 pairs of astral Han were 1.2 MB and refused the
+    # write; a chunk's pairs are now capped by their bytes (tsquery.MAX_PAIR_BYTES)
+    import random
+
+    rng = random.Random(7)
+    text = "".join(chr(rng.randrange(0x20000, 0x2A6DF)) for _ in range(300_000))
+    with Store(postgres_url, embedder=HashEmbedder(DIM)) as store:
+        store.put_source("kb", "han", [Chunk(text)])
+        assert [h.source for h in store.search(text[:2], mode="text")] == ["han"]
+
+
 def test_a_memory_indexed_before_cjk_pairs_is_indexed_again(postgres_url: str) -> None:
     with Store(postgres_url, embedder=HashEmbedder(DIM)) as store:
         store.put_source("kb", "ja", [Chunk("私は東京に住んでいます")])

@@ -68,3 +68,28 @@ main()
         assert result.returncode == 1, (command, result.stderr)
         assert f"pip install 'remembrances[{extra}]'" in result.stderr, result.stderr
         assert "Traceback" not in result.stderr
+
+
+def test_without_the_code_extra_the_cli_reads_and_copies_a_memory_without_code(
+    tmp_path: Path,
+) -> None:
+    result = run(
+        {"tree_sitter"},
+        """
+import sys
+from click.testing import CliRunner
+import remembrances
+from remembrances.cli import cli
+m = remembrances.open("m.db", embedder="hash:64")
+m.kb.add("Deploys run every Friday.", source="deploy.md")
+m.close()
+for args in (["enrich", "when do deploys run?"], ["export", "out.jsonl"], ["copy", "m.db", "c.db"]):
+    r = CliRunner().invoke(cli, ["--db", "m.db", *args])
+    print(args[0], r.exit_code, "Friday" in r.stdout, repr(r.stderr))
+""",
+        tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "enrich 0 True ''" in result.stdout, result.stdout  # no word of the extra
+    assert "export 0" in result.stdout and "copy 0" in result.stdout, result.stdout
+    assert "tree-sitter" not in result.stdout

@@ -202,3 +202,29 @@ def test_a_version_5_index_is_made_again_with_the_words_as_read_now(tmp_path: Pa
         assert [h.source for h in store.search("ガイド", mode="text")] == ["guide"]
         store.delete_source("kb", "guide")
         assert check(store).ok
+
+
+def test_a_process_of_the_version_before_cannot_write_a_step_6_file(tmp_path: Path) -> None:
+    # it has only step 5's remembrances_words: its writes would index words a delete
+    # by this version would not take back; they fail instead
+    import apsw
+    import sqlite_vec
+
+    from remembrances.storage import vec0_storage
+
+    path = tmp_path / "m.db"
+    with Store(path, embedder=HashEmbedder(64)) as store:
+        store.put_source("kb", "a", [Chunk("東京")])
+    old = apsw.Connection(str(path))
+    old.enable_load_extension(True)
+    old.load_extension(sqlite_vec.loadable_path())
+    vec0_storage.register(old)
+    old.create_scalar_function("remembrances_words", lambda text: text, 1)
+    with pytest.raises(apsw.SQLError, match="no such function: remembrances_fts_text"):
+        old.execute(
+            "INSERT INTO chunks (kind, collection, source, position, text, content_hash, "
+            "created_at) VALUES ('kb', 'default', 'b', 0, 'ﾃｽﾄ', 'h', 0)"
+        )
+    old.close()
+    with Store(path, embedder=HashEmbedder(64)) as store:
+        assert check(store).ok
