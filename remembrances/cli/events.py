@@ -206,6 +206,8 @@ def prune(state: State, older_than: str) -> None:
     """Delete events that happened before a cut-off (retention)."""
     deleted = state.service(write=True).events.prune(older_than=older_than)
     state.out.emit({"deleted": deleted}, f"pruned {deleted} event(s)")
+    if deleted:  # their cached vectors and pages stay until then
+        state.out.note("`remembrances compact` gives their space back to the disk")
 
 
 @events.command(epilog="Example:  remembrances events forget --user alice")
