@@ -17,12 +17,13 @@ import hashlib
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import cached_property
 from typing import Any
 
 from ..errors import InvalidInputError
 from ..validation import check_metadata, check_name, check_text, check_unicode
+from .times import CLOCK_SKEW as CLOCK_SKEW  # a provider's time may run past the logging
 from .times import to_utc
 
 MAX_CONTENT_CHARS = 1_000_000
@@ -87,8 +88,6 @@ class Turn:
 #: and whether that time is the message's own (False: when it was logged). A turn
 #: that was pruned or deleted is kept as its digest and time alone (events/tables.py).
 StoredTurn = tuple[str, datetime, bool]
-#: How far a provider's time for a message may run past the moment it was logged.
-CLOCK_SKEW = timedelta(minutes=2)
 
 
 def turn_digest(speaker: str, content: str) -> str:

@@ -950,8 +950,8 @@ class EventLog:
             seconds = half_life.total_seconds()
             scored = [
                 e.with_score(
-                    (e.score or 0.0)
-                    * 0.5 ** (max((now - e.occurred_at).total_seconds(), 0.0) / seconds)
+                    # an event dated in the future is as far from now as the past one
+                    (e.score or 0.0) * 0.5 ** (abs((now - e.occurred_at).total_seconds()) / seconds)
                 )
                 for e in scored
             ]

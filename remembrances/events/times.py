@@ -17,6 +17,10 @@ from typing import Any
 
 from ..errors import InvalidInputError
 
+#: How far another clock may run ahead of this one and its times still count as now (a
+#: provider's message times, another machine's events).
+CLOCK_SKEW = timedelta(minutes=2)
+
 TimeLike = datetime | str | int | float
 DurationLike = timedelta | str | int | float
 
@@ -166,14 +170,17 @@ def window(
     end = None if until is None else to_utc(until, "until")
     if end is not None and isinstance(until, str) and _DATE_ONLY.fullmatch(until.strip()):
         end = _end_of_day(until.strip())
-    if last is not None:
-        try:
-            recent = (now or now_utc()) - parse_duration(last, "last")
-        except OverflowError as exc:
-            raise InvalidInputError("last reaches too far back") from exc
-        start = recent if start is None else max(start, recent)
     if start is not None and end is not None and start > end:
         raise InvalidInputError(
             f"since ({start.isoformat()}) is after until ({end.isoformat()}); swap them"
         )
+    if last is not None:
+        current = now or now_utc()
+        try:
+            recent = current - parse_duration(last, "last")
+        except OverflowError as exc:
+            raise InvalidInputError("last reaches too far back") from exc
+        start = recent if start is None else max(start, recent)
+        if end is None:  # "the last 7 days" end now: an event dated next month is not in them
+            end = current + CLOCK_SKEW  # (a since later than that leaves the window empty)
     return start, end

@@ -232,6 +232,21 @@ def test_recency_weighting_prefers_recent_events(events: EventLog) -> None:
     assert top.content.startswith("quarterly report draft")
 
 
+def test_an_event_dated_in_the_future_is_not_recent(events: EventLog) -> None:
+    # a clock or a time zone gone wrong dates an event next month: it is neither in the
+    # last week nor fresher than yesterday's; a minute ahead (another clock) still is
+    now = datetime.now(UTC)
+    ahead = events.log("deploy to staging failed", at=now + timedelta(days=30))
+    skewed = events.log("deploy to staging failed again", at=now + timedelta(minutes=1))
+    past = events.log("deploy to staging failed", at=now - timedelta(days=1))
+    week = events.search("deploy staging failed", mode="text", last="7d")
+    assert {e.id for e in week} == {skewed.id, past.id}
+    assert {e.id for e in events.list(last="7d")} == {skewed.id, past.id}
+    assert ahead.id in {e.id for e in events.search("deploy staging failed", mode="text")}
+    weighted = events.search("deploy staging failed", mode="text", recency="1d", limit=3)
+    assert weighted[-1].id == ahead.id
+
+
 def test_delete_prune_and_subjects(events: EventLog, store: Store) -> None:
     now = datetime.now(UTC)
     for days, subject in ((100, "a"), (50, "a"), (10, "b"), (1, "b"), (0, "c")):

@@ -12,6 +12,7 @@ import pytest
 
 from remembrances import InvalidInputError
 from remembrances.events.times import (
+    CLOCK_SKEW,
     from_micros,
     parse_duration,
     to_micros,
@@ -112,11 +113,14 @@ def test_bad_times(bad: object) -> None:
 def test_window_takes_the_later_start_and_refuses_reversed_bounds() -> None:
     now = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
     start, end = window(since="2026-11-01T00:00:00Z", last="1d", now=now)
-    assert (start, end) == (now - timedelta(days=1), None)
+    assert (start, end) == (now - timedelta(days=1), now + CLOCK_SKEW)  # ends now
     start, _ = window(since="2026-11-21T06:00:00-03:00", last="7d", now=now)
     assert start == datetime(2026, 11, 21, 9, 0, tzinfo=UTC)
     with pytest.raises(InvalidInputError, match="after until"):
         window(since="2026-11-21T00:00:00Z", until="2026-11-20T00:00:00Z")
+    # a since after now with last: the window is empty, not "swap them" (no until given)
+    start, end = window(since="2026-12-01T00:00:00Z", last="7d", now=now)
+    assert start is not None and end is not None and start > end
     assert window() == (None, None)
     fixed = timezone(timedelta(hours=5, minutes=30))
     assert window(until=datetime(2026, 1, 1, 5, 30, tzinfo=fixed))[1] == datetime(
