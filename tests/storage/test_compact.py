@@ -82,8 +82,10 @@ def test_the_file_shrinks_and_reopens_whole(tmp_path: Path) -> None:
         assert report.bytes_after < report.bytes_before / 2, report
         assert report.settled and report.bytes_on_disk == report.bytes_after == path.stat().st_size
         assert not Path(f"{path}-wal").exists() or Path(f"{path}-wal").stat().st_size == 0
-        with store.snapshot() as tx:  # VACUUM's copy went to a temp file, not to memory
-            assert tx.execute("PRAGMA temp_store").scalar() == 2  # and memory is back
+        # VACUUM ran with its temp store in a file (a 177 MB file: 66 MB more RAM at the
+        # peak, against 178 MB in memory; benchmarks/RESULTS.md); the writer is back to
+        # temp tables in memory afterwards
+        assert store.engine.db.conn.execute("PRAGMA temp_store").fetchall() == [(2,)]
     # the vec0 tables and the cold start read from them survive the rewrite
     with Store(path, embedder=HashEmbedder(64)) as store:
         for engine in ("memory", "vec0"):
