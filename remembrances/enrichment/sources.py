@@ -8,6 +8,7 @@ it comes from), text and score, so nothing here guesses at field names.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import re
@@ -464,13 +465,13 @@ def code_layer(service: RemembrancesService) -> CodeIndexer | None:
     try:
         return service.code
     except MissingExtraError as exc:
-        if not _told_no_code:
-            _told_no_code.append(True)
-            log.warning("enrichment leaves code out: %s", exc)
+        _say_once(f"enrichment leaves code out: {exc}")
         return None
 
 
-_told_no_code: list[bool] = []
+@functools.cache
+def _say_once(message: str) -> None:
+    log.warning(message)
 
 
 def search_code(

@@ -93,3 +93,27 @@ for args in (["enrich", "when do deploys run?"], ["export", "out.jsonl"], ["copy
     assert "enrich 0 True ''" in result.stdout, result.stdout  # no word of the extra
     assert "export 0" in result.stdout and "copy 0" in result.stdout, result.stdout
     assert "tree-sitter" not in result.stdout
+
+
+def test_a_memory_holding_code_is_enriched_without_it_and_says_so_once(tmp_path: Path) -> None:
+    import remembrances
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "ship.py").write_text("def ship_release():\n    return 1\n")
+    with remembrances.open(tmp_path / "m.db", embedder="hash:64") as memory:
+        memory.code.index(tmp_path / "app")  # here, with the code extra
+        memory.kb.add("Deploys run every Friday.", source="deploy.md")
+    result = run(
+        {"tree_sitter"},
+        """
+import remembrances
+m = remembrances.open("m.db")
+for _ in range(3):
+    print("block:", "Friday" in m.enrich_context("when do deploys run ship_release()?"))
+""",
+        tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("block: True") == 3
+    assert result.stderr.count("enrichment leaves code out") == 1, result.stderr
+    assert "pip install 'remembrances[code]'" in result.stderr
