@@ -45,21 +45,21 @@ def cjk_words(text: str, *, normalize: bool = True, max_bytes: int | None = None
     """
     if text.isascii() or _RUN.search(text) is None:
         return text
-    left = [max_bytes]
+    left = max_bytes
 
     def pairs(run: re.Match[str]) -> str:
+        nonlocal left
         chars = unicodedata.normalize("NFKC", run.group(0)) if normalize else run.group(0)
         words = [chars] if len(chars) == 1 else [chars[i : i + 2] for i in range(len(chars) - 1)]
-        budget = left[0]
-        if budget is not None:
+        if left is not None:
             kept = []
             for word in words:
-                budget -= len(word.encode("utf-8", "surrogatepass"))
-                if budget < 0:
-                    budget = 0
+                left -= len(word.encode("utf-8", "surrogatepass"))
+                if left < 0:
+                    left = 0
                     break
                 kept.append(word)
-            left[0], words = budget, kept
+            words = kept
         return f" {' '.join(words)} " if words else " "
 
     return _RUN.sub(pairs, text)

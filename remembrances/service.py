@@ -81,6 +81,12 @@ class RemembrancesService:
         with self._lock:
             return CodeIndexer(self.store)
 
+    @property
+    def holds_code(self) -> bool:
+        """Whether code was ever indexed in this memory (the code layer's tables exist):
+        without, nothing needs the code layer, nor the code extra it imports."""
+        return self.store.meta("schema:code") is not None
+
     @cached_property
     def enricher(self) -> ContextEnricher:
         from .enrichment import ContextEnricher

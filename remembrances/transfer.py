@@ -98,8 +98,8 @@ def _events(svc: RemembrancesService, page: int = 1000) -> Iterator[dict[str, An
 
 
 def _code_projects(svc: RemembrancesService) -> Iterator[dict[str, Any]]:
-    if svc.store.meta("schema:code") is None:
-        return  # no code ever indexed: nothing to read, and no need of the code extra
+    if not svc.holds_code:
+        return
     for project in svc.code.projects():
         yield {"type": "code_project", "name": project.name, "root": project.root}
 

@@ -171,7 +171,7 @@ def enrich(
         # A file too old to read as it is (read-only: no upgrade) is an error here, as in
         # every reading command; enrich_context would drop each source and print nothing.
         for layer in ("kb", "events", "code"):
-            if layer == "code" and svc.store.meta("schema:code") is None:
+            if layer == "code" and not svc.holds_code:
                 continue  # no code indexed: enrich leaves it out, extra or not
             getattr(svc, layer)
     context = svc.enrich_context(

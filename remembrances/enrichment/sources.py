@@ -460,7 +460,7 @@ def code_layer(service: RemembrancesService) -> CodeIndexer | None:
     """The memory's code index; None when no code was ever indexed, or without the code
     extra (tree-sitter, said once in the log): the enricher then reads documents and
     events only."""
-    if service.store.meta("schema:code") is None:
+    if not service.holds_code:
         return None
     try:
         return service.code

@@ -14,6 +14,31 @@ from typing import Any
 from ..errors import SchemaVersionError
 from .vec0_storage import compact_script
 
+
+def _words_view_and_triggers(function: str) -> str:
+    """The view the full-text index reads the chunks through and the triggers that keep
+    it equal to them, all through the SQL function ``function`` (store steps 5 and 6)."""
+    return f"""
+    DROP TRIGGER IF EXISTS chunks_fts_insert;
+    DROP TRIGGER IF EXISTS chunks_fts_delete;
+    DROP TRIGGER IF EXISTS chunks_fts_update;
+    DROP VIEW IF EXISTS chunks_words;
+    CREATE VIEW chunks_words (id, text) AS SELECT id, {function}(text) FROM chunks;
+    CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+        INSERT INTO chunks_fts (rowid, text) VALUES (new.id, {function}(new.text));
+    END;
+    CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+        INSERT INTO chunks_fts (chunks_fts, rowid, text)
+        VALUES ('delete', old.id, {function}(old.text));
+    END;
+    CREATE TRIGGER chunks_fts_update AFTER UPDATE OF text ON chunks BEGIN
+        INSERT INTO chunks_fts (chunks_fts, rowid, text)
+        VALUES ('delete', old.id, {function}(old.text));
+        INSERT INTO chunks_fts (rowid, text) VALUES (new.id, {function}(new.text));
+    END;
+    """
+
+
 STORE_MIGRATIONS: tuple[str, ...] = (
     # 1: chunks, their full-text index, the embedding cache and the change log.
     """
@@ -124,52 +149,20 @@ STORE_MIGRATIONS: tuple[str, ...] = (
     # connection (text_match.register_words); versions before it refuse the file.
     # (Step 6 makes the index, with the function that replaced this one.)
     """
-    DROP TRIGGER IF EXISTS chunks_fts_insert;
-    DROP TRIGGER IF EXISTS chunks_fts_delete;
-    DROP TRIGGER IF EXISTS chunks_fts_update;
     DROP TABLE IF EXISTS chunks_fts;
-    DROP VIEW IF EXISTS chunks_words;
-    CREATE VIEW chunks_words (id, text) AS SELECT id, remembrances_words(text) FROM chunks;
     CREATE VIRTUAL TABLE chunks_fts USING fts5 (
         text, content='chunks_words', content_rowid='id',
         tokenize='porter unicode61 remove_diacritics 2'
     );
-    CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
-        INSERT INTO chunks_fts (rowid, text) VALUES (new.id, remembrances_words(new.text));
-    END;
-    CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
-        INSERT INTO chunks_fts (chunks_fts, rowid, text)
-        VALUES ('delete', old.id, remembrances_words(old.text));
-    END;
-    CREATE TRIGGER chunks_fts_update AFTER UPDATE OF text ON chunks BEGIN
-        INSERT INTO chunks_fts (chunks_fts, rowid, text)
-        VALUES ('delete', old.id, remembrances_words(old.text));
-        INSERT INTO chunks_fts (rowid, text) VALUES (new.id, remembrances_words(new.text));
-    END;
-    """,
+    """
+    + _words_view_and_triggers("remembrances_words"),
     # 6: each CJK run is brought to NFKC before it is paired (half-width kana,
     # decomposed Hangul), as PostgreSQL's folding does. A function of a new name does it
     # (remembrances_fts_text): a process of the version before, still running, has only
     # the old one, and its writes fail instead of indexing words a delete would not
     # take back. The index is made again with it.
-    """
-    DROP TRIGGER IF EXISTS chunks_fts_insert;
-    DROP TRIGGER IF EXISTS chunks_fts_delete;
-    DROP TRIGGER IF EXISTS chunks_fts_update;
-    DROP VIEW IF EXISTS chunks_words;
-    CREATE VIEW chunks_words (id, text) AS SELECT id, remembrances_fts_text(text) FROM chunks;
-    CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
-        INSERT INTO chunks_fts (rowid, text) VALUES (new.id, remembrances_fts_text(new.text));
-    END;
-    CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
-        INSERT INTO chunks_fts (chunks_fts, rowid, text)
-        VALUES ('delete', old.id, remembrances_fts_text(old.text));
-    END;
-    CREATE TRIGGER chunks_fts_update AFTER UPDATE OF text ON chunks BEGIN
-        INSERT INTO chunks_fts (chunks_fts, rowid, text)
-        VALUES ('delete', old.id, remembrances_fts_text(old.text));
-        INSERT INTO chunks_fts (rowid, text) VALUES (new.id, remembrances_fts_text(new.text));
-    END;
+    _words_view_and_triggers("remembrances_fts_text")
+    + """
     INSERT INTO chunks_fts (chunks_fts) VALUES ('rebuild');
     """,
 )

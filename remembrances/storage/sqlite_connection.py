@@ -308,10 +308,7 @@ class Database:
             except apsw.ReadOnlyError as exc:
                 raise ReadOnlyError(f"{self.path!r} is not writable: {exc}") from exc
             except apsw.BusyError as exc:
-                raise StorageError(
-                    f"{self.path!r} stayed locked by another writer for "
-                    f"{BUSY_TIMEOUT_MS // 1000} s; try again"
-                ) from exc
+                raise self._locked() from exc
             except apsw.Error as exc:
                 raise sqlite_error(exc, self.path) from exc
             self._owner, self._depth = threading.get_ident(), 1
@@ -329,6 +326,12 @@ class Database:
             finally:
                 self._owner, self._depth = None, 0
 
+    def _locked(self) -> StorageError:
+        return StorageError(
+            f"{self.path!r} stayed locked by another writer for "
+            f"{BUSY_TIMEOUT_MS // 1000} s; try again"
+        )
+
     def _bound_wal(self) -> None:
         """Start the WAL over (and truncate it) once it passes ``WAL_RESTART_BYTES``.
         SQLite's own checkpoints copy pages back but never start the WAL over while some
@@ -342,17 +345,23 @@ class Database:
             return
         if size <= max(WAL_RESTART_BYTES, self._wal_retry_above):
             return
+        # a read held open (an export) keeps it from restarting: try again only once the
+        # WAL has grown by as much again, not at every commit (each would wait)
+        self._wal_retry_above = 0 if self._truncate_wal() else size + WAL_RESTART_BYTES
+
+    def _truncate_wal(self) -> bool | None:
+        """One checkpoint that copies the WAL back and truncates it, waiting at most
+        ``WAL_RESTART_WAIT_MS`` for the reads using it: True when it did, False when
+        reads were still in the way, None when it failed."""
         self.conn.set_busy_timeout(WAL_RESTART_WAIT_MS)
         try:
             busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0][0]
-        except apsw.Error as exc:  # a full disk, say: the next commit tries again
-            log.debug("could not restart the WAL of %s: %s", self.path, exc)
-            busy = 1
+        except apsw.Error as exc:  # a full disk, say: a later checkpoint does it
+            log.debug("could not copy back the WAL of %s: %s", self.path, exc)
+            return None
         finally:
             self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-        # a read held open (an export) keeps it from restarting: try again only once the
-        # WAL has grown by as much again, not at every commit (each would wait)
-        self._wal_retry_above = size + WAL_RESTART_BYTES if busy else 0
+        return not busy
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Connection]:
@@ -434,10 +443,7 @@ class Database:
                     "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"
                 ).fetchall()[0][0]
             except apsw.BusyError as exc:
-                raise StorageError(
-                    f"{self.path!r} stayed locked by another writer for "
-                    f"{BUSY_TIMEOUT_MS // 1000} s; try again"
-                ) from exc
+                raise self._locked() from exc
             except apsw.Error as exc:
                 raise sqlite_error(exc, self.path) from exc
             self._settle_wal(VACUUM_SETTLE_S)
@@ -447,18 +453,8 @@ class Database:
         """Copy the WAL back into the file and truncate it, trying for up to ``seconds``
         while reads begun before the last commit still use it."""
         deadline = time.monotonic() + seconds
-        self.conn.set_busy_timeout(WAL_RESTART_WAIT_MS)
-        try:
-            while True:
-                try:
-                    busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0][0]
-                except apsw.Error as exc:  # a full disk, say: a later checkpoint does it
-                    log.debug("could not copy back the WAL of %s: %s", self.path, exc)
-                    return
-                if not busy or time.monotonic() >= deadline:
-                    return
-        finally:
-            self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        while self._truncate_wal() is False and time.monotonic() < deadline:
+            pass  # each try waits for the reads (WAL_RESTART_WAIT_MS)
 
     @property
     def in_transaction(self) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -12,22 +14,34 @@ from remembrances.embeddings import HashEmbedder
 from remembrances.embeddings.base import to_blob
 from remembrances.integrity import check
 from remembrances.storage.schema import STORE_MIGRATIONS, migrate
-from remembrances.storage.sqlite_connection import connect
+from remembrances.storage.sqlite_connection import Connection, connect
 from remembrances.store import content_hash
+
+
+@contextmanager
+def _written_at(path: Path, steps: int, dim: int = 64) -> Iterator[Connection]:
+    """A memory file as a version that knew ``steps`` store steps wrote it (its model
+    recorded): the rows written inside go in with them."""
+    conn = connect(path)
+    conn.execute("BEGIN IMMEDIATE")
+    migrate(conn, "store", STORE_MIGRATIONS[:steps])
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES ('embedder', ?), ('dim', ?)",
+        (f"hash:{dim}", str(dim)),
+    )
+    yield conn
+    conn.execute("COMMIT")
+    conn.close()
 
 
 def test_version_1_file_migrates_in_place(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    conn = connect(path)
-    conn.execute("BEGIN IMMEDIATE")
-    migrate(conn, "store", STORE_MIGRATIONS[:1])
-    conn.execute("INSERT INTO meta (key, value) VALUES ('embedder', 'hash:64'), ('dim', '64')")
-    conn.execute(
-        "INSERT INTO chunks (kind, collection, source, position, text, content_hash, created_at) "
-        "VALUES ('kb', 'default', 'legacy.md', 0, 'written by version one', 'h', 0)"
-    )
-    conn.execute("COMMIT")
-    conn.close()
+    with _written_at(path, 1) as conn:
+        conn.execute(
+            "INSERT INTO chunks (kind, collection, source, position, text, content_hash, "
+            "created_at) VALUES ('kb', 'default', 'legacy.md', 0, 'written by version one', "
+            "'h', 0)"
+        )
 
     store = Store(path, embedder=HashEmbedder(64))
     assert store.meta("schema:store") == str(len(STORE_MIGRATIONS))
@@ -57,12 +71,8 @@ def test_open_without_embedder_uses_the_recorded_one_even_before_migrating(tmp_p
     import remembrances
 
     path = tmp_path / "old.db"
-    conn = connect(path)
-    conn.execute("BEGIN IMMEDIATE")
-    migrate(conn, "store", STORE_MIGRATIONS[:1])
-    conn.execute("INSERT INTO meta (key, value) VALUES ('embedder', 'hash:32'), ('dim', '32')")
-    conn.execute("COMMIT")
-    conn.close()
+    with _written_at(path, 1, dim=32):
+        pass
     with remembrances.open(path) as memory:
         assert memory.embedder is not None and memory.embedder.name == "hash:32"
         assert memory.store.meta("schema:store") == str(len(STORE_MIGRATIONS))
@@ -131,16 +141,11 @@ def test_a_version_3_file_keeps_its_cached_vectors_in_the_new_cache_table(tmp_pa
     # and indexes chunks by text
     path = tmp_path / "v3.db"
     text = "cached before the upgrade"
-    conn = connect(path)
-    conn.execute("BEGIN IMMEDIATE")
-    migrate(conn, "store", STORE_MIGRATIONS[:3])
-    conn.execute("INSERT INTO meta (key, value) VALUES ('embedder', 'hash:64'), ('dim', '64')")
-    conn.execute(
-        "INSERT INTO embedding_cache (embedder, content_hash, embedding) VALUES (?, ?, ?)",
-        ("hash:64", content_hash(text), to_blob(HashEmbedder(64).embed_documents([text])[0])),
-    )
-    conn.execute("COMMIT")
-    conn.close()
+    with _written_at(path, 3) as conn:
+        conn.execute(
+            "INSERT INTO embedding_cache (embedder, content_hash, embedding) VALUES (?, ?, ?)",
+            ("hash:64", content_hash(text), to_blob(HashEmbedder(64).embed_documents([text])[0])),
+        )
 
     with Store(path, embedder=HashEmbedder(64)) as store:
         assert store.meta("schema:store") == str(len(STORE_MIGRATIONS))
@@ -160,16 +165,11 @@ def test_a_version_3_file_keeps_its_cached_vectors_in_the_new_cache_table(tmp_pa
 def test_a_version_4_file_is_indexed_again_so_that_cjk_words_are_found(tmp_path: Path) -> None:
     # step 5: a run of CJK characters was one word of the full-text index
     path = tmp_path / "v4.db"
-    conn = connect(path)
-    conn.execute("BEGIN IMMEDIATE")
-    migrate(conn, "store", STORE_MIGRATIONS[:4])
-    conn.execute("INSERT INTO meta (key, value) VALUES ('embedder', 'hash:64'), ('dim', '64')")
-    conn.execute(
-        "INSERT INTO chunks (kind, collection, source, position, text, content_hash, created_at) "
-        "VALUES ('kb', 'default', 'ja', 0, '私は東京に住んでいます', 'h', 0)"
-    )
-    conn.execute("COMMIT")
-    conn.close()
+    with _written_at(path, 4) as conn:
+        conn.execute(
+            "INSERT INTO chunks (kind, collection, source, position, text, content_hash, "
+            "created_at) VALUES ('kb', 'default', 'ja', 0, '私は東京に住んでいます', 'h', 0)"
+        )
     with Store(path, read_only=True) as old:  # read as it is: the run is one word there
         assert old.search("東京", mode="text") == []
     with Store(path, embedder=HashEmbedder(64)) as store:
