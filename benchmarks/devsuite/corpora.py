@@ -110,6 +110,18 @@ PROJECTS: dict[str, Project] = {
             docs="docs",
             code="src",
         ),
+        Project(
+            "tomlkit",
+            "0.13.2",
+            "fff5fe59a87295b278abd31bec92c15d9bc4a06885ab12bcea52c71119392e79",
+            code=".",
+        ),
+        Project(
+            "boltons",
+            "24.1.0",
+            "4a49b7d57ee055b83a458c8682a2a6f199d263a8aa517098bda9bab813554b87",
+            code=".",
+        ),
     )
 }
 
