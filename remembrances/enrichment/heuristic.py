@@ -369,11 +369,15 @@ class HeuristicPlanner:
         text = asked.ask
 
         zone = tz or self.tz or local_zone()
-        window, rest = find_time_window(text, now=self.now(), tz=zone)
+        quoted = [m.span() for m in _QUOTED.finditer(text)]
+        window, rest = find_time_window(text, now=self.now(), tz=zone, quoted=quoted)
         # A date ("add a month to January 31st") is also words a note or code may hold:
         # the KB and code keep it. "Yesterday" and "last week" only say when.
         topic = text if window is not None and window.absolute else rest
         text = rest
+        # what the prompt says itself, outside the strings it quotes: "parse 'last week'"
+        # asks for neither the newest events nor a window
+        prose = _QUOTED.sub(lambda m: " " * len(m.group(0)), text)
 
         terms = _terms(text)
         protected = [t for t in terms if t.kind != "word"]
@@ -407,7 +411,7 @@ class HeuristicPlanner:
         events_query = said
         # the verb and the noun stem apart ("decid", "decis"): "what did we decide about
         # the database?" is answered by a turn that says "Decision: ..."
-        asks_decisions = _DECISIONS.search(text) is not None and _ASKS.search(text) is not None
+        asks_decisions = _DECISIONS.search(prose) is not None and _ASKS.search(prose) is not None
         if decisions or (said and asks_decisions):
             events_query = " ".join([*text.split(), "decisions"])
         code_query = " ".join(topic.split()) if said else ""
@@ -437,7 +441,7 @@ class HeuristicPlanner:
             code_limit=code_limit,
             events_limit=events_limit,
             # "last" in a time phrase ("last week") names the window, not the newest
-            events_recent=bool(_RECENT.search(text)) and not recap,
+            events_recent=bool(_RECENT.search(prose)) and not recap,
             # a window's events are the recap; decisions are looked for among them
             events_recap=recap and (window is None or decisions),
             parts=part_queries,

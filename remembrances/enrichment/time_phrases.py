@@ -11,7 +11,7 @@ from __future__ import annotations
 import calendar
 import re
 import time as _time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -204,11 +204,20 @@ def check_time_zone(value: object) -> tzinfo:
 
 
 def find_time_window(
-    prompt: str, *, now: datetime | None = None, tz: tzinfo = UTC
+    prompt: str,
+    *,
+    now: datetime | None = None,
+    tz: tzinfo = UTC,
+    quoted: Sequence[tuple[int, int]] = (),
 ) -> tuple[TimeWindow | None, str]:
-    """The first time phrase in ``prompt`` as a window, and the prompt without it."""
+    """The first time phrase in ``prompt`` as a window, and the prompt without it.
+
+    A phrase inside one of the ``quoted`` spans (start, end) is text being asked
+    about, not a time: "format a timedelta like '2 hours ago'"."""
     current = (now or datetime.now(UTC)).astimezone(tz)
     for rule, match in _phrases(prompt):
+        if any(start < match.end() and match.start() < end for start, end in quoted):
+            continue
         try:
             window = _window(rule, match, current, tz)
             if window is None:

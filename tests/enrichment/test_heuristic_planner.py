@@ -270,6 +270,31 @@ def test_last_and_latest_favour_recent_events(planner: HeuristicPlanner) -> None
         assert planner.plan(prompt).events_recent, prompt
 
 
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "format a timedelta like '2 hours ago'",
+        'which function prints "yesterday" or "3 days ago" for a datetime?',
+        "what does `today` mean in the template?",
+        'parse "last week" with dateparser',
+    ],
+)
+def test_a_quoted_time_phrase_is_text_to_look_up_not_a_time(
+    planner: HeuristicPlanner, prompt: str
+) -> None:
+    # quoted strings are protected terms: the phrase is what the code or notes hold
+    plan = planner.plan(prompt)
+    assert plan.events_since is None and plan.events_until is None
+    assert not plan.events_recent and "time_phrase" not in plan.notes
+    quoted = re.findall(r"['\"`]([^'\"`]+)['\"`]", prompt)
+    for query in (plan.kb_query, plan.code_query, plan.events_query):
+        assert all(q in query for q in quoted), query
+    # outside the quotes a phrase is still a time
+    plan = planner.plan("what did we say yesterday about the '2 hours ago' format?")
+    assert plan.events_since == datetime(2026, 11, 20, tzinfo=UTC)
+    assert "2 hours ago" in plan.code_query
+
+
 def test_a_time_phrase_alone_still_asks_the_event_log(planner: HeuristicPlanner) -> None:
     plan = planner.plan("What happened yesterday?")
     assert plan.events_query == "" and plan.kb_query == "" and plan.code_query == ""
