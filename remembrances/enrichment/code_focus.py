@@ -188,7 +188,7 @@ def code_aware(
             return first + after
         try:
             semantic_items = pending.result(timeout=max(answer_by - time.monotonic(), 0.0))
-            return first + semantic_items + after
+            return first + _in_place(semantic_items, after)
         except FutureTimeout:
             pending.cancel()
             log.warning("semantic code search was late; the named definitions go alone")
@@ -249,6 +249,15 @@ def _named(
     maps = [_pool().submit(_map_item, code, p, wanted) for p, wanted in focus.items()]
     after = containers + _done_by(uses, answer_by) + _done_by(maps, answer_by)
     return definitions + listed, after
+
+
+def _in_place(semantic: list[ContextItem], after: list[ContextItem]) -> list[ContextItem]:
+    """The semantic hits, then what goes after them; a hit that is (a part of) a class
+    the prompt names gives its place to the class's whole definition, which is then not
+    repeated (a class's tail part, ``def __ne__ …``, said nothing of how to use it)."""
+    named = {item.key: item for item in after}
+    merged = [named.pop(item.key, item) for item in semantic]
+    return merged + [item for item in after if item.key in named]
 
 
 def _enclosing(

@@ -167,8 +167,12 @@ def said_before(hit: Event, shown: frozenset[int] = frozenset()) -> str:
     return f"↳ after {turn.subject}: {said}" if said else ""
 
 
-def _code_key(project: str, path: str, start: int, end: int, name: str) -> str:
-    """The same key for a search hit and a definition looked up by name (shown once)."""
+def _code_key(project: str, path: str, start: int, end: int, name: str, symbol: int | None) -> str:
+    """The same key for a search hit and a definition looked up by name (shown once): the
+    symbol's, so that a later part of a long symbol and its whole definition are one;
+    a file's chunk (no symbol) by its lines."""
+    if symbol is not None:
+        return f"code:{project}:symbol:{symbol}"
     lines = f":{start}" if end == start else f":{start}-{end}"
     return f"code:{project}:{path}{lines}:{name}"
 
@@ -182,7 +186,9 @@ def code_item(hit: CodeHit) -> ContextItem:
         hit.label,
         code,
         _score(hit.score),
-        _code_key(hit.project, hit.path, hit.start_line, hit.end_line, hit.qualified_name),
+        _code_key(
+            hit.project, hit.path, hit.start_line, hit.end_line, hit.qualified_name, hit.symbol_id
+        ),
         language=_language(hit.language),
     )
 
@@ -195,7 +201,7 @@ def symbol_item(symbol: CodeSymbol, text: str) -> ContextItem:
         code_label(*where, symbol.kind, symbol.project),
         text,
         None,
-        _code_key(symbol.project, *where),
+        _code_key(symbol.project, *where, symbol.id),
         language=_language(symbol.language),
     )
 

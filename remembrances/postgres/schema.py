@@ -191,6 +191,12 @@ STORE_MIGRATIONS: tuple[str, ...] = (
     INSERT INTO meta (key, value) VALUES ('text:retokenize', 'pending')
     ON CONFLICT (key) DO NOTHING;
     """,
+    # 7: the user and session keys of the metadata indexed, as in the SQLite file's
+    # step 7 (filters.INDEXED_KEYS).
+    """
+    CREATE INDEX IF NOT EXISTS chunks_user ON chunks (kind, (metadata ->> 'user'));
+    CREATE INDEX IF NOT EXISTS chunks_session ON chunks (kind, (metadata ->> 'session'));
+    """,
 )
 #: The meta key of steps 3, 5 and 6's pending re-indexing of every chunk's words.
 RETOKENIZE_MARK = "text:retokenize"

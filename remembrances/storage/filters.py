@@ -31,6 +31,22 @@ _EXISTS = {
     "postgresql": "EXISTS (SELECT 1 FROM jsonb_each(c.metadata) j WHERE j.key = ? AND {})",
 }
 _IS_NULL = {"sqlite": "j.type = 'null'", "postgresql": "jsonb_typeof(j.value) = 'null'"}
+#: Metadata keys the chunk table has an index on (store step 7), by dialect: the
+#: expression the index holds. The event log scopes a search to a user or a session by
+#: these; read through ``json_each`` alone, keeping 2,000 of 100,000 events to one user
+#: read every event's metadata (40 ms). An equality on a text value adds the indexed
+#: term, so the rows come from the index; the ``json_each`` test stays, so what matches
+#: does not change.
+INDEXED_KEYS = {
+    "user": {
+        "sqlite": "json_extract(c.metadata, '$.user')",
+        "postgresql": "(c.metadata ->> 'user')",
+    },
+    "session": {
+        "sqlite": "json_extract(c.metadata, '$.session')",
+        "postgresql": "(c.metadata ->> 'session')",
+    },
+}
 #: How a value is compared with ``j.value``: SQLite's json_each gives SQL values,
 #: PostgreSQL's jsonb_each gives jsonb (compared with the value as JSON).
 _VALUE = {"sqlite": "?", "postgresql": "CAST(? AS jsonb)"}
@@ -241,6 +257,9 @@ def metadata_condition(key: Any, value: Any, dialect: Dialect = "sqlite") -> tup
                 )
         return "(" + " AND ".join(clauses or [_TRUE[dialect]]) + ")", params
     clause, values = compare("=", value)
+    if key in INDEXED_KEYS and isinstance(value, str):
+        indexed = INDEXED_KEYS[key][dialect]
+        return f"({indexed} = ? AND {exists.format(clause)})", [value, key, *values]
     return exists.format(clause), [key, *values]
 
 

@@ -331,6 +331,33 @@ def test_a_named_class_comes_after_the_semantic_hits(tmp_path: Path, location: s
     assert answer < named, origins
 
 
+def test_a_named_class_found_by_a_late_part_is_shown_once_and_whole(
+    tmp_path: Path, location: str
+) -> None:
+    # "how do I use `LRI`?" showed the class's tail part (its last methods, lines
+    # 322-329) from the search and then the whole class from its name: twice, the
+    # first saying nothing of how to use it
+    methods = "".join(
+        f"    def helper_{i}(self):\n        return {i}  # unrelated bookkeeping number {i}\n\n"
+        for i in range(300)
+    )
+    source = (
+        'class Cache(dict):\n    """A cache that forgets the oldest entry first."""\n\n'
+        + methods
+        + "    frobnicated_widget_policy = 'frobnicate widgets on eviction'\n"
+    )
+    write(tmp_path / "lib", {"cache.py": source})
+    with remembrances.open(location, embedder="local") as svc:
+        svc.code.index(tmp_path / "lib", project="lib")
+        prompt = "how do I use `Cache`: the frobnicated widget policy on eviction?"
+        found = svc.code.search(prompt, limit=4)
+        assert any(h.qualified_name == "Cache" and h.part > 1 for h in found), found  # premise
+        items = ContextEnricher(svc).enrich(prompt)
+    origins = [i.origin for i in items.items["code"] if i.origin.endswith("Cache (class)")]
+    assert len(origins) == 1, origins
+    assert "cache.py:1-" in origins[0]  # the class from its first line
+
+
 def test_a_line_naming_the_name_twice_is_one_use(tmp_path: Path, location: str) -> None:
     repo = tmp_path / "dup"
     repo.mkdir()

@@ -1,7 +1,8 @@
 """Metadata filters mean the same on SQLite's JSON and PostgreSQL's jsonb, also when the
 stored values and the filter's are of different JSON types: a value matches only
 values of its own type (numbers match numbers, ``1`` never matches ``true`` or
-``"1"``), and ``$ne`` matches every present value that is not equal."""
+``"1"``), and ``$ne`` matches every present value that is not equal. The keys the
+chunk table indexes (``user``, ``session``: filters.INDEXED_KEYS) mean the same."""
 
 from __future__ import annotations
 
@@ -50,25 +51,34 @@ CASES: list[tuple[Any, set[str]]] = [
     ({"$ne": None}, set(STORED) - {"null"}),
     ({"$eq": None}, {"null"}),
     ("[1]", set()),  # a list is not its JSON text
+    ('{"a":1}', set()),  # nor an object (json_extract gives an object as its text)
 ]
+KEYS = ["v", "user", "session"]
+
+
+@pytest.fixture(params=KEYS)
+def key(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 @pytest.fixture
-def typed(store: Store) -> Store:
+def typed(store: Store, key: str) -> Store:
     for name, value in STORED.items():
-        store.put_source("kb", name, [Chunk(f"item {name}", metadata={"v": value})])
+        store.put_source("kb", name, [Chunk(f"item {name}", metadata={key: value})])
     store.put_source("kb", "absent", [Chunk("item absent", metadata={"other": 1})])
     return store
 
 
 @pytest.mark.parametrize(("condition", "expected"), CASES, ids=[repr(c[0]) for c in CASES])
-def test_each_json_type_matches_its_own(typed: Store, condition: Any, expected: set[str]) -> None:
+def test_each_json_type_matches_its_own(
+    typed: Store, key: str, condition: Any, expected: set[str]
+) -> None:
     for mode in ("text", "vector"):
-        hits = typed.search("item", mode=mode, where={"v": condition}, limit=50)
+        hits = typed.search("item", mode=mode, where={key: condition}, limit=50)
         assert {h.source for h in hits} == expected, mode
     assert typed.count() == len(STORED) + 1
 
 
-def test_null_cannot_be_ordered(typed: Store) -> None:
+def test_null_cannot_be_ordered(typed: Store, key: str) -> None:
     with pytest.raises(InvalidInputError, match=r"\$eq or \$ne"):
-        typed.search("item", where={"v": {"$lt": None}})
+        typed.search("item", where={key: {"$lt": None}})

@@ -421,3 +421,24 @@ def test_a_memory_indexed_before_words_were_split_is_indexed_again(postgres_url:
     with Store(postgres_url, embedder=HashEmbedder(DIM)) as store:
         assert [h.source for h in store.search("compile docs", mode="text")] == ["doc"]
         assert store.stats()["schema_version"] == len(STORE_MIGRATIONS)
+
+
+def test_a_search_kept_to_a_user_or_session_reads_them_from_their_index(
+    postgres_url: str,
+) -> None:
+    # store step 7: the filter names the expression the index holds
+    with Store(postgres_url, embedder=HashEmbedder(DIM)) as store:
+        for user in ("ana", "bo"):
+            meta = {"user": user, "session": f"s-{user}"}
+            store.put_source("event", f"e-{user}", [Chunk("shipped", metadata=meta)])
+        for key, value in (("user", "bo"), ("session", "s-bo")):
+            sql, params = ChunkFilter.of(kind="event", where={key: value}).sql("postgresql")
+            with store.transaction() as tx:
+                tx.execute("SET LOCAL enable_seqscan = off")  # a table this small is scanned
+                plan = " ".join(
+                    str(row[0])
+                    for row in tx.execute(f"EXPLAIN SELECT c.id FROM chunks c WHERE {sql}", params)
+                )
+            assert f"chunks_{key}" in plan, plan
+            hits = store.search("shipped", mode="text", where={key: value})
+            assert [h.source for h in hits] == ["e-bo"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +14,7 @@ from remembrances.cjk import cjk_words
 from remembrances.embeddings import HashEmbedder
 from remembrances.embeddings.base import to_blob
 from remembrances.integrity import check
+from remembrances.storage.filters import ChunkFilter
 from remembrances.storage.schema import STORE_MIGRATIONS, migrate
 from remembrances.storage.sqlite_connection import Connection, connect
 from remembrances.store import content_hash
@@ -201,6 +203,39 @@ def test_a_version_5_index_is_made_again_with_the_words_as_read_now(tmp_path: Pa
     with Store(path, embedder=HashEmbedder(64)) as store:
         assert [h.source for h in store.search("ガイド", mode="text")] == ["guide"]
         store.delete_source("kb", "guide")
+        assert check(store).ok
+
+
+def test_a_version_6_file_gets_the_scope_indexes_and_its_scoped_searches_use_them(
+    tmp_path: Path,
+) -> None:
+    # step 7: keeping a search to one user's events read every event's metadata
+    path = tmp_path / "v6.db"
+    with _written_at(path, 6) as conn:
+        for user in ("ana", "bo"):
+            conn.execute(
+                "INSERT INTO chunks (kind, collection, source, position, text, metadata, "
+                "content_hash, created_at) VALUES ('event', 'events', ?, 0, 'shipped', ?, ?, 0)",
+                (f"e-{user}", json.dumps({"user": user, "session": f"s-{user}"}), user),
+            )
+    with Store(path, read_only=True) as old:  # read as it is, without the indexes
+        assert [h.source for h in old.search("shipped", mode="text", where={"user": "bo"})] == [
+            "e-bo"
+        ]
+    with Store(path, embedder=HashEmbedder(64)) as store:
+        for key, value in (("user", "bo"), ("session", "s-bo")):
+            where = ChunkFilter.of(kind="event", where={key: value})
+            sql, params = where.sql()
+            with store.snapshot() as tx:
+                plan = " ".join(
+                    str(row[-1])
+                    for row in tx.execute(
+                        f"EXPLAIN QUERY PLAN SELECT c.id FROM chunks c WHERE {sql}", params
+                    )
+                )
+            assert f"USING INDEX chunks_{key}" in plan, plan
+            hits = store.search("shipped", mode="text", where={key: value})
+            assert [h.source for h in hits] == ["e-bo"]
         assert check(store).ok
 
 
