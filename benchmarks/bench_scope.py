@@ -19,6 +19,7 @@ Run: ``.venv/bin/python -m benchmarks.bench_scope`` (``--quick``: 20,000 events)
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 import statistics
 import sys
@@ -30,10 +31,11 @@ from pathlib import Path
 import remembrances
 from benchmarks.harness import load_average
 
-WORDS = (
-    "deploy cache build api pods release freeze rollback test review meeting lunch "
-    "invoice travel schema backup alert latency queue billing"
-).split()
+WORDS = [
+    *("deploy", "cache", "build", "api", "pods", "release", "freeze", "rollback", "test"),
+    *("review", "meeting", "lunch", "invoice", "travel", "schema", "backup", "alert"),
+    *("latency", "queue", "billing"),
+]
 QUERY = "why did the rollback of the api pods happen"
 
 
@@ -107,11 +109,11 @@ def main(argv: list[str] | None = None) -> int:
             for label in ("with the indexes", "without (before step 7)"):
                 if label.startswith("without"):
                     _drop_indexes(memory)
-                search = memory.events.search
-                unscoped = _median_ms(lambda: search(QUERY, limit=10), args.calls)
-                user = _median_ms(lambda: search(QUERY, limit=10, user="u7"), args.calls)
+                search = functools.partial(memory.events.search, QUERY, limit=10)
+                unscoped = _median_ms(search, args.calls)
+                user = _median_ms(functools.partial(search, user="u7"), args.calls)
                 in_session = _median_ms(
-                    lambda: search(QUERY, limit=10, session=session, user="u7"), args.calls
+                    functools.partial(search, session=session, user="u7"), args.calls
                 )
                 print(
                     f"{count:,} events, {label}: unscoped {unscoped:.1f} ms, user {user:.1f} ms "
