@@ -506,6 +506,9 @@ class PostgresEngine:
         joined = (
             coverage_math.identifiers(query, lambda ws: self.stems(tx, ws)) if joined_names else []
         )
+        written_as_one = coverage_math.compound_positions(
+            coverage_math.compounds(query, lambda ws: self.stems(tx, ws)), position
+        )
         texts: dict[int, str] = {}
         if joined:  # is each identifier written as the query writes it? (rare: read only then)
             texts = {
@@ -520,7 +523,12 @@ class PostgresEngine:
             "jsonb_object_agg(u.lexeme, cardinality(u.positions)) "
             "FILTER (WHERE u.lexeme = ANY(?) OR left(u.lexeme, ?) = ANY(?::text[])) AS counts "
             "FROM chunks c, unnest(c.tsv) u WHERE c.id = ANY(?) GROUP BY c.id",
-            (stems, coverage_math.NEAR_PREFIX, list(prefixes), [int(i) for i in ids]),
+            (
+                [*stems, *written_as_one],
+                coverage_math.NEAR_PREFIX,
+                list(prefixes),
+                [int(i) for i in ids],
+            ),
         ):
             held = row["counts"]
             if not held:
@@ -530,7 +538,10 @@ class PostgresEngine:
             counts, near = [0] * len(stems), [0] * len(stems)
             for lexeme, n in held.items():
                 if lexeme in position:
-                    counts[position[lexeme]] = int(n)
+                    counts[position[lexeme]] += int(n)
+                elif lexeme in written_as_one:
+                    for index in written_as_one[lexeme]:
+                        counts[index] += int(n)
                 elif len(lexeme) >= coverage_math.NEAR_PREFIX:
                     near[prefixes[lexeme[: coverage_math.NEAR_PREFIX]]] += int(n)
             parts = None

@@ -27,6 +27,7 @@ index (the ``fts_totals`` auxiliary function registered on every connection).
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -35,7 +36,7 @@ from dataclasses import dataclass
 import apsw
 
 from ..cjk import cjk_words
-from ..fts_query import MAX_TERMS, fold, match_any, query_terms
+from ..fts_query import MAX_TERMS, STOP_WORDS, fold, match_any, query_terms
 
 #: BM25's term-frequency saturation and length normalisation (FTS5's own defaults).
 K1 = 1.2
@@ -50,6 +51,10 @@ LOOSE_PARTS = 0.5
 #: it ("allergic" for "allergies": Porter stems them allerg, allergi) counts this much.
 NEAR_PREFIX = 6
 NEAR_CREDIT = 0.5
+#: Particles a verb is joined with into one word in technical writing: "roll back" is
+#: written "rollback", "set up" "setup", "log in" "login", "shut down" "shutdown".
+PARTICLES = frozenset(["up", "in", "out", "back", "off", "down", "over", "on", "around"])
+_LETTERS = re.compile(r"[a-z]+")
 #: ``snake_case``, ``dotted.names``, ``mixed_and.dotted``: words joined by ``_`` or ``.``
 #: into one name (a letter first and two characters a part, so ``2.3`` and ``e.g.`` are
 #: not names).
@@ -163,6 +168,34 @@ def identifiers(query: str, stems_of: Callable[[list[str]], Sequence[str]]) -> l
         if parts:
             found.append(Identifier(pattern, parts))
     return found
+
+
+def compounds(query: str, stems_of: Callable[[list[str]], Sequence[str]]) -> dict[str, list[str]]:
+    """The joined word of each "verb particle" pair the query writes apart, as a stem,
+    with the stems of its two words: a chunk that says "Rollback" holds the query's
+    "roll back". Without it a runbook's "## Rollback" section covered none of "how do I
+    roll back a deploy?" but "deploy", and the enricher left it out. ``stems_of`` is the
+    engine's stemmer."""
+    words = _LETTERS.findall(fold(query).lower())
+    pairs = [
+        (first, second)
+        for first, second in itertools.pairwise(words)
+        if second in PARTICLES and first not in STOP_WORDS and len(first) > 1
+    ][:MAX_TERMS]
+    if not pairs:
+        return {}
+    every = list(dict.fromkeys([w for pair in pairs for w in (*pair, "".join(pair))]))
+    stem = dict(zip(every, stems_of(every), strict=True))
+    return {stem["".join(pair)]: [stem[pair[0]], stem[pair[1]]] for pair in pairs}
+
+
+def compound_positions(
+    joined: dict[str, list[str]], position: dict[str, int]
+) -> dict[str, list[int]]:
+    """Per joined stem, the places in the query's stems of the words it stands for (a
+    stop-word particle is not among them: "set up" is "set" there)."""
+    found = {j: [position[s] for s in parts if s in position] for j, parts in joined.items()}
+    return {j: places for j, places in found.items() if places and j not in position}
 
 
 def part_weights(
@@ -321,6 +354,7 @@ def text_match(
     weights = [idf(df, chunks) for df in document_frequencies(conn, words.stems)]
     position = {stem: i for i, stem in enumerate(words.stems)}
     joined = identifiers(query, lambda ws: stems(conn, ws)) if joined_names else []
+    written_as_one = compound_positions(compounds(query, lambda ws: stems(conn, ws)), position)
     marks = ",".join("?" * len(ids))
     result: dict[int, float] = {}
     for chunk_id, text in conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", ids):
@@ -339,6 +373,9 @@ def text_match(
             index = position.get(word)
             if index is not None:
                 counts[index] += 1
+            elif word in written_as_one:
+                for index in written_as_one[word]:
+                    counts[index] += 1
             elif len(word) >= NEAR_PREFIX:
                 index = prefixes.get(word[:NEAR_PREFIX])
                 if index is not None:
