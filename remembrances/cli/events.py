@@ -6,7 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Group
+from rich.text import Text
 
+from ..enrichment.config import DEFAULT_MIN_SCORE
 from ..formatting import human_time
 from .app import State, cli, json_option, pass_state
 from .options import MODES, meta_option, parse_metadata
@@ -149,7 +152,20 @@ def search(
 
     for hit in data:  # neighbouring turns (--window) around their hit
         shown += [*around(hit.get("before")), hit, *around(hit.get("after"))]
-    state.out.emit(data, _table(state, shown))
+    view = _table(state, shown)
+    gate = DEFAULT_MIN_SCORE["events"]
+    best = max((float(h.get("score") or 0.0) for h in data), default=None)
+    if query and mode == "hybrid" and recency is None and best is not None and best < gate:
+        # as kb and code search say "nothing here looks related"
+        view = Group(
+            view,
+            Text(
+                f"(the best score is {best:.4f}, under the enricher's events gate ({gate:g}): "
+                "enrich_context would leave these out; see docs/search.md)",
+                style="dim",
+            ),
+        )
+    state.out.emit(data, view)
 
 
 @events.command("list", epilog="Example:  remembrances events list --subject deploys -n 20")

@@ -101,3 +101,21 @@ def test_a_search_whose_hits_all_look_unrelated_says_so(run: Run, cli_db: Path) 
     # only hybrid scores mean that; --json output stays data
     assert said not in run("--embedder", "local", "search", "Peru", "--mode", "text").stdout
     assert said not in run("--embedder", "local", "search", "Peru", "--json").stdout
+
+
+def test_an_event_search_whose_hits_all_look_unrelated_says_so(run: Run, cli_db: Path) -> None:
+    # events search listed every event for "what's the weather in Lisbon?" with no word
+    cli_db.parent.mkdir(parents=True, exist_ok=True)
+    with remembrances.open(cli_db, embedder="local") as memory:
+        memory.events.log("Rolled back the 2.3 deploy: the cache warm-up crashed the API pods")
+        memory.events.log("Decided to pin tomlkit to 0.13 in the release script")
+    said = "under the enricher's events gate"
+    unrelated = run("--embedder", "local", "events", "search", "what's the weather in Lisbon?")
+    assert unrelated.exit_code == 0, unrelated.output
+    assert said in unrelated.stdout
+    related = run("--embedder", "local", "events", "search", "why did the deploy roll back?")
+    assert related.exit_code == 0 and "Rolled back" in related.stdout
+    assert said not in related.stdout
+    weather = ["events", "search", "weather in Lisbon"]
+    assert said not in run("--embedder", "local", *weather, "--json").stdout
+    assert said not in run("--embedder", "local", *weather, "--mode", "text").stdout
