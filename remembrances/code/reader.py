@@ -241,7 +241,21 @@ class IndexReader:
             if found is not None:
                 candidates.append((found, candidate.name))
         if not candidates:
-            raise NotFoundError(f"{raw!r} is not an indexed file; index its repository first")
+            if not projects:
+                raise NotFoundError(f"{raw!r} is not an indexed file; index its repository first")
+            tail = raw.replace("\\", "/").removeprefix("./").lstrip("/")
+            near = [
+                f"{p.name}:{path}" if len(projects) > 1 else path
+                for p in projects
+                for path in tables.paths_ending(tx, p.id, tail)
+            ]
+            names = ", ".join(p.name for p in projects)
+            hint = (
+                f"did you mean {', '.join(near[:3])}?"
+                if near
+                else "if it was added or renamed since, index the repository again"
+            )
+            raise NotFoundError(f"{raw!r} is not an indexed file of {names}: {hint}")
         if len(candidates) > 1:
             raise InvalidInputError(
                 f"{raw!r} is indexed in several projects "

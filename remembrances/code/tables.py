@@ -410,6 +410,17 @@ def file_paths(tx: Transaction, project_id: int) -> dict[int, str]:
     return {int(r["id"]): str(r["path"]) for r in rows}
 
 
+def paths_ending(tx: Transaction, project_id: int, tail: str, limit: int = 3) -> list[str]:
+    """Indexed paths of the project that end with ``/tail`` (a file named from below the
+    root: ``_compat.py`` for ``boltons/_compat.py``)."""
+    rows = tx.execute(
+        "SELECT path FROM code_files WHERE project_id = ? AND path LIKE ? ESCAPE '\\' "
+        "ORDER BY length(path), path LIMIT ?",
+        (project_id, "%/" + like_escape(tail), limit),
+    )
+    return [str(r["path"]) for r in rows]
+
+
 def file_id(tx: Transaction, project_id: int, path: str) -> int | None:
     found = tx.execute(
         "SELECT id FROM code_files WHERE project_id = ? AND path = ?", (project_id, path)

@@ -175,8 +175,16 @@ def test_outline_is_the_nested_symbol_tree(indexed: CodeIndexer, repo: Path) -> 
     same = indexed.outline(repo / "src/upload.py", project="shop")  # an absolute path works too
     assert [n.symbol.name for n in same] == ["MAX_RETRIES", "retry_upload", "Session"]
     assert outline[2].to_dict()["children"][0]["name"] == "Adapter"
-    with pytest.raises(NotFoundError):
-        indexed.outline("src/missing.py")
+    with pytest.raises(NotFoundError, match="index the repository again"):
+        indexed.outline("src/missing.py")  # added or renamed since the index, perhaps
+    # named from below the root: the message says the path it has
+    with pytest.raises(NotFoundError, match=r"did you mean src/upload\.py\?"):
+        indexed.outline("upload.py")
+
+
+def test_a_file_asked_of_a_memory_without_code_says_to_index_one(code: CodeIndexer) -> None:
+    with pytest.raises(NotFoundError, match="index its repository first"):
+        code.outline("src/upload.py")
 
 
 def test_references_are_identifier_tokens_not_substrings(indexed: CodeIndexer) -> None:
