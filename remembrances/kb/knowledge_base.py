@@ -306,29 +306,13 @@ class KnowledgeBase:
                 return spelling
             rows = tables.sources_and_paths(tx, collection)
             elsewhere = tables.other_collections(tx, collection, spelling)
-        sources = [source for source, _ in rows]
-        wanted = spelling.replace("\\", "/").removeprefix("./")
-        try:
-            on_disk = str(Path(spelling).expanduser().resolve()) if spelling else ""
-        except (OSError, RuntimeError, ValueError):
-            on_disk = ""
-        # The document's own file first; then the longest stretch of path shared.
-        scored: dict[str, int] = {}
-        for name, path in rows:
-            if path is not None and path == on_disk:
-                scored[name] = 1 << 30
-            elif wanted.endswith("/" + name):
-                scored[name] = len(name)
-            elif name.endswith("/" + wanted):
-                scored[name] = len(wanted)
-        if not scored:
-            # a name without its extension, as a wikilink names a note ([[Atomic Habits]])
-            for name, _ in rows:
-                bare = _without_extension(name)
-                if bare == wanted or bare.endswith("/" + wanted):
-                    scored[name] = len(wanted)
-        best = max(scored.values(), default=0)
-        matches = [name for name, score in scored.items() if score == best]
+            matches = _named(rows, spelling)
+            if not matches and not elsewhere:  # named as a document of another collection?
+                elsewhere = [
+                    other
+                    for other in tables.collections(tx)
+                    if other != collection and _named(tables.sources_and_paths(tx, other), spelling)
+                ]
         if len(matches) == 1:
             return matches[0]
         if matches:
@@ -336,6 +320,8 @@ class KnowledgeBase:
                 f"{spelling!r} could be any of {', '.join(map(repr, sorted(matches)[:10]))} "
                 f"in collection {collection!r}; give the full source"
             )
+        sources = [source for source, _ in rows]
+        wanted = spelling.replace("\\", "/").removeprefix("./")
         close = difflib.get_close_matches(wanted, sources, n=5, cutoff=0.5)
         if elsewhere:
             hint = f"it is in collection {', '.join(map(repr, elsewhere))}; pass that collection"
@@ -633,6 +619,33 @@ def _linked(row: Mapping[str, Any]) -> bool:
         return Path(row["path"]).is_file()
     except OSError:
         return False
+
+
+def _named(rows: list[tuple[str, str | None]], spelling: str) -> list[str]:
+    """The sources among ``rows`` (source, file path) that ``spelling`` names best
+    (:meth:`KnowledgeBase.resolve`): the document's own file first; then the longest
+    stretch of path shared; then a name without its extension."""
+    wanted = spelling.replace("\\", "/").removeprefix("./")
+    try:
+        on_disk = str(Path(spelling).expanduser().resolve()) if spelling else ""
+    except (OSError, RuntimeError, ValueError):
+        on_disk = ""
+    scored: dict[str, int] = {}
+    for name, path in rows:
+        if path is not None and path == on_disk:
+            scored[name] = 1 << 30
+        elif wanted.endswith("/" + name):
+            scored[name] = len(name)
+        elif name.endswith("/" + wanted):
+            scored[name] = len(wanted)
+    if not scored:
+        # a name without its extension, as a wikilink names a note ([[Atomic Habits]])
+        for name, _ in rows:
+            bare = _without_extension(name)
+            if bare == wanted or bare.endswith("/" + wanted):
+                scored[name] = len(wanted)
+    best = max(scored.values(), default=0)
+    return [name for name, score in scored.items() if score == best]
 
 
 def _without_extension(source: str) -> str:

@@ -99,6 +99,12 @@ def test_a_document_in_another_collection_is_named_with_it(kb: KnowledgeBase) ->
     assert not kb.delete("keys.md") and kb.get("keys.md", collection="notes").text
     with pytest.raises(NotFoundError, match=r"see what is stored with"):
         kb.get("nothing-like-it.md")
+    # spelt as resolve() reads names, without the extension or by the path's end
+    kb.add("Caches.", source="guide/cacheutils.rst", collection="boltons")
+    for spelling in ("cacheutils", "cacheutils.rst"):
+        with pytest.raises(NotFoundError, match=r"it is in collection 'boltons'"):
+            kb.get(spelling)
+        assert kb.get(spelling, collection="boltons").source == "guide/cacheutils.rst"
 
 
 def test_a_spelling_two_documents_share_names_both(kb: KnowledgeBase, docs: Path) -> None:
