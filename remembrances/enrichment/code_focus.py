@@ -82,6 +82,10 @@ _CANDIDATES = re.compile(
     rf")(?![\w])"
 )
 _WHOLE_NAME = re.compile(rf"{_IDENT}(?:(?:\.|::){_IDENT})*")
+#: A word in capitals (``LRI``, ``URL``, ``DEBUG``) names a class or a constant as often
+#: as it is an acronym of prose; it is looked up after the names above, in a prompt
+#: that is not all capitals, and only an exact, case-sensitive definition counts.
+_CAPITALS = re.compile(r"(?<![\w.])[A-Z][A-Z0-9]{2,}(?![\w.(])")
 #: Dotted words that are prose, not code.
 _PROSE = frozenset({"e.g", "i.e", "etc", "vs", "a.k.a"})
 
@@ -136,6 +140,10 @@ def _names_in(prompt: str) -> tuple[list[str], list[str]]:
         if name.lower() in _PROSE or name in names:
             continue
         names.append(name)
+    if any(ch.islower() for ch in prompt):
+        for match in _CAPITALS.finditer(prompt):
+            if match.group(0) not in names and not any(a <= match.start() < b for a, b in spans):
+                names.append(match.group(0))
     return names, paths[:MAX_NAMES]
 
 

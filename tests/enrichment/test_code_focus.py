@@ -46,6 +46,27 @@ def test_names_in_a_prompt() -> None:
     assert code_names("What did we decide about the holiday rota? Sure, e.g. March.") == ([], [])
     assert code_names("") == ([], [])
     assert len(code_names(" ".join(f"name_{i}" for i in range(50)))[0]) == 6
+    # a word in capitals may name a class or a constant: looked up after the others
+    assert code_names("what is the difference between LRI and LRU?") == (["LRI", "LRU"], [])
+    assert code_names("the API returns JSON when get_user fails")[0] == ["get_user", "API", "JSON"]
+    assert code_names("WHY IS THIS BROKEN") == ([], [])  # shouting names nothing
+    assert code_names("see README.md") == ([], ["README.md"])  # a path, not a name
+
+
+def test_a_class_named_in_capitals_is_shown(tmp_path: Path, location: str) -> None:
+    # "what is the difference between LRI and LRU?" had no code: the word alone scored
+    # the class 0.007, under the gate
+    write(
+        tmp_path / "lib",
+        {
+            "cache.py": 'class LRI(dict):\n    """Least recently inserted."""\n\n\n'
+            'class LRU(dict):\n    """Least recently used."""\n'
+        },
+    )
+    with remembrances.open(location, embedder="hash:64") as svc:
+        svc.code.index(tmp_path / "lib", project="lib")
+        block = svc.enrich_context("what is the difference between LRI and LRU?")
+    assert "cache.py:1-2 LRI (class)" in block and "cache.py:5-6 LRU (class)" in block, block
 
 
 def test_a_named_method_comes_first_with_its_uses_and_its_map(
