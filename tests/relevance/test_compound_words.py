@@ -11,8 +11,7 @@ import remembrances
 NOTES = {
     "runbook.md": "# Runbook\n\n## Rollback\n\nTo undo a bad deploy, run "
     "`deployctl revert --to previous` and watch the health checks.",
-    "setup.md": "# Setup\n\nInstall the CLI with pip, then run the login command "
-    "to authenticate.",
+    "setup.md": "# Setup\n\nInstall the CLI with pip, then run the login command to authenticate.",
     "food.md": "The cafeteria serves pizza on Mondays.",
 }
 
