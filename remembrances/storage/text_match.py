@@ -19,6 +19,10 @@ apart would cover it as fully as one that says ``send_file``. Where a chunk does
 hold the identifier as written, the words that only come from it count
 ``LOOSE_PARTS`` as much.
 
+A verb and its particle the query writes apart ("roll back", "log in") are held by a
+chunk that writes them as one word ("rollback", "login"): it counts for both
+(:func:`compounds`).
+
 Term counts come from tokenizing the candidates' text with the index's own
 tokenizer (a few microseconds per chunk, far cheaper than asking FTS5 for
 each candidate's positions); the store's size and total length come from the
