@@ -412,21 +412,32 @@ def _spread_over(
     scope: Mapping[str, Any],
 ) -> list[Event]:
     """A window's events spread over it: the latest of each of ``limit`` equal
-    stretches, then the newest. "What happened in October?" showed the last four days
-    of October alone."""
+    stretches, then the next latest of each, and so on, one turn of a conversation
+    before a second. "What happened in October?" showed the last four days of October
+    alone; filled up with the newest events, "what happened this week?" gave a chat's
+    turns the places of the same day's decision and code review (a turn is shown with
+    the one before it)."""
     newest = service.events.search(None, since=since, until=until, limit=limit, **scope)
     if len(newest) < limit:
         return newest  # the window holds no more than that
     step = (until - since) / limit
+    stretches = [
+        service.events.search(
+            None, since=since + step * i, until=since + step * (i + 1), limit=limit, **scope
+        )
+        for i in range(limit)
+    ]
+    spread = [found[depth] for depth in range(limit) for found in stretches if depth < len(found)]
     picked: dict[int, Event] = {}
-    for i in range(limit):
-        start = since + step * i
-        for event in service.events.search(None, since=start, until=start + step, limit=1, **scope):
+    told: set[str] = set()  # conversations one of whose turns is picked
+    for event in spread:
+        if len(picked) < limit and (event.session is None or event.session not in told):
             picked.setdefault(event.id, event)
-    for event in newest:
-        if len(picked) >= limit:
-            break
-        picked.setdefault(event.id, event)
+            if event.session is not None:
+                told.add(event.session)
+    for event in spread:  # places left: the other turns, in the same order
+        if len(picked) < limit:
+            picked.setdefault(event.id, event)
     return list(picked.values())
 
 

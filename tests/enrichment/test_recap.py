@@ -291,6 +291,35 @@ def test_a_listed_window_is_shown_across_its_days_not_its_last_ones(location: st
         assert len(days) >= 6 and days[0] <= 5 and days[-1] >= 27, days
 
 
+def test_a_busy_days_chat_does_not_crowd_out_its_decisions(location: str) -> None:
+    # "what happened this week?" kept a chat's turns and dropped the same day's decision
+    # and code review: the places left after one event a stretch went to the newest
+    monday = datetime(2026, 11, 23, tzinfo=UTC)
+    with remembrances.open(location, embedder="hash:64") as svc:
+        svc.events.log_many(
+            [
+                {"content": f"Standup note of day {day}.", "at": monday + timedelta(day, hours=9)}
+                for day in range(3)
+            ]
+            + [
+                {"content": "Code review: stop using slugify.", "at": NOW - timedelta(hours=5)},
+                {
+                    "content": "Decided to use LRI for the config cache.",
+                    "at": NOW - timedelta(hours=4),
+                },
+            ]
+        )
+        svc.events.log_conversation(
+            [*RATE_LIMITS, *BACKUPS], session="busy", at=NOW - timedelta(hours=1)
+        )
+        svc.enricher.planner = HeuristicPlanner(now=lambda: NOW)
+        said = " ".join(
+            i.text for i in svc.enricher.enrich("what happened this week?").items["events"]
+        )
+    assert "Decided to use LRI" in said and "Code review" in said, said
+    assert all(f"day {day}" in said for day in range(3)), said
+
+
 def test_the_windows_events_are_told_before_the_older_ones_found(location: str) -> None:
     # "what did we decide yesterday about the database?" showed September's decision
     # first and yesterday's last, in the order they happened
