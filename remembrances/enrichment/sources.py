@@ -33,6 +33,11 @@ if TYPE_CHECKING:
 _LEADING_MARKDOWN_HEADING = re.compile(r"\A[ \t]*#{1,6}[ \t][^\n]*\n+")
 #: A reStructuredText title (a line, then a line of one repeated punctuation character).
 _LEADING_TITLE = re.compile(r"\A([^\s][^\n]*)\n(([=\-`:'\"~^_*+#])\3{2,})[ \t]*\n+")
+#: A Markdown file's YAML front matter: ``---``, lines of ``key: value`` (and their
+#: continuations), ``---`` or ``...``.
+_LEADING_FRONT_MATTER = re.compile(
+    r"\A---[ \t]*\n(?:[\w-]+:[^\n]*\n(?:[ \t]+[^\n]*\n|-[ \t][^\n]*\n)*){1,60}(?:---|\.\.\.)[ \t]*\n+"
+)
 
 #: The enricher's sources are the service's layers (``svc.kb``, ``svc.events``,
 #: ``svc.code``); each hit's kind is "kb", "event" or "code".
@@ -106,9 +111,13 @@ def kb_item(hit: KBHit) -> ContextItem:
 
 
 def _without_leading_headings(text: str) -> str:
-    """``text`` without the heading lines it starts with. A reStructuredText title's
-    underline is at least as long as the title, which tells it from a line followed
-    by a code fence or a rule (``foo()`` then three backticks)."""
+    """``text`` without the front matter and heading lines it starts with. A
+    reStructuredText title's underline is at least as long as the title, which tells it
+    from a line followed by a code fence or a rule (``foo()`` then three backticks).
+    Front matter stays in the indexed text (its words are found) but is not shown: its
+    ``title`` is the label's, the rest took a block's room ("owner: alice")."""
+    if front := _LEADING_FRONT_MATTER.match(text):
+        text = text[front.end() :]
     while True:
         if heading := _LEADING_MARKDOWN_HEADING.match(text):
             text = text[heading.end() :]

@@ -613,3 +613,19 @@ def test_enrich_on_a_closed_memory_raises_instead_of_answering_nothing(tmp_path:
         fresh.enrich_context("when do deploys run?")
     started = {t.name for t in threading.enumerate()} - before
     assert not any(name.startswith("remembrances-enrich") for name in started)
+
+
+def test_a_notes_front_matter_is_found_but_not_shown(tmp_path: Path) -> None:
+    # a vault note's YAML front matter was copied into every block that quoted it
+    note = tmp_path / "Deploys.md"
+    note.write_text(
+        "---\ntitle: Deploy days\nowner: alice\ntags:\n  - ops\n---\n\n"
+        "Production deploys run every Friday from the release branch.\n"
+    )
+    with remembrances.open(tmp_path / "m.db") as svc:
+        svc.kb.ingest(note)
+        block = svc.enrich_context("when do production deploys run?")
+        assert "every Friday from the release branch" in block and "Deploy days" in block
+        assert "owner: alice" not in block and "---" not in block, block
+        # its words are still the note's
+        assert [h.source for h in svc.kb.search("alice", mode="text")] == ["Deploys.md"]
