@@ -36,6 +36,13 @@ Style = Literal["text", "xml", "json"]
 BODY_FIELDS = ("text", "content", "code", "body", "snippet")
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: reStructuredText's inline markup in a title: ``literal``, :role:`text` (or
+#: :role:`text <target>`), `text <url>`_ and `text`_; a label shows the text.
+_RST_INLINE = re.compile(
+    r"``([^`]+)``"
+    r"|(?::[\w.+-]+:)`([^`<]+?)(?:\s*<[^`>]*>)?`"
+    r"|`([^`<]+?)(?:\s*<[^`>]*>)?`__?"
+)
 _NAME_START = re.compile(r"[^A-Za-z_]")
 _NAME_REST = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -101,8 +108,8 @@ def kind_of(record: Mapping[str, Any]) -> str:
 
 def document_label(title: Any, heading_path: Any, source: Any) -> str:
     """``Guide › Setup › Linux (guide.md)``: the document, the headings, its source."""
-    title_text, source_text = _clean(title), _clean(source)
-    headings = _headings(heading_path)
+    title_text, source_text = _plain(_clean(title)), _clean(source)
+    headings = [_plain(h) for h in _headings(heading_path)]
     if title_text and headings and headings[0] == title_text:
         headings = headings[1:]  # the title is the top heading: say it once
     label = " › ".join([title_text, *headings] if title_text else headings)
@@ -200,6 +207,12 @@ def _clean(value: Any) -> str:
     if isinstance(value, bytes):
         value = value.decode("utf-8", "replace")
     return _SURROGATE.sub("\ufffd", str(value)).strip()
+
+
+def _plain(title: str) -> str:
+    """A title without reStructuredText's inline markup (``cacheutils`` - Caches is
+    "cacheutils - Caches"); Markdown's is left as written."""
+    return _RST_INLINE.sub(lambda m: next(g for g in m.groups() if g is not None), title)
 
 
 def _headings(value: Any) -> list[str]:

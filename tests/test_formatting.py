@@ -17,6 +17,7 @@ from remembrances.events import EventLog
 from remembrances.formatting import (
     as_record,
     chunk_code,
+    document_label,
     format_json,
     format_results,
     format_text,
@@ -250,3 +251,16 @@ def test_only_a_code_chunk_loses_its_index_header() -> None:
     # a code layer's hit holds its code already; an offset past the text cuts nothing
     assert chunk_code({**chunk, "code": code}, chunk["text"]) == chunk["text"]
     assert chunk_code({**chunk, "metadata": {"code_offset": 10_000}}, "short") == "short"
+
+
+def test_a_labels_title_shows_rst_inline_markup_as_its_text() -> None:
+    # boltons' docs: "``cacheutils`` - Caches and caching" in every label
+    assert document_label(
+        "``cacheutils`` - Caches and caching", "Least-Recently Used", "c.rst"
+    ) == ("cacheutils - Caches and caching › Least-Recently Used (c.rst)")
+    assert document_label("Using :class:`LRU` and :func:`cached <x.cached>`", None, "a.rst") == (
+        "Using LRU and cached (a.rst)"
+    )
+    assert document_label("See `the docs <https://x.y>`_", None, "b.rst") == "See the docs (b.rst)"
+    # Markdown's code spans are left as written
+    assert document_label("The `load()` function", None, "c.md") == "The `load()` function (c.md)"
