@@ -85,7 +85,7 @@ _WHOLE_NAME = re.compile(rf"{_IDENT}(?:(?:\.|::){_IDENT})*")
 #: A word in capitals (``LRI``, ``URL``, ``DEBUG``) names a class or a constant as often
 #: as it is an acronym of prose; it is looked up after the names above, in a prompt
 #: that is not all capitals, and only an exact, case-sensitive definition counts.
-_CAPITALS = re.compile(r"(?<![\w.])[A-Z][A-Z0-9]{2,}(?![\w.(])")
+_CAPITALS = re.compile(r"(?<![\w.])[A-Z][A-Z0-9]{2,}(?![\w(]|\.\w)")
 #: Dotted words that are prose, not code.
 _PROSE = frozenset({"e.g", "i.e", "etc", "vs", "a.k.a"})
 

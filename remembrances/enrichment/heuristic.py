@@ -213,6 +213,23 @@ _REQUEST_IN_PROSE = re.compile(
 _QUOTED = re.compile(
     r"\"([^\"\n]{1,200})\"|“([^”\n]{1,200})”|`([^`\n]{1,200})`|(?<![\w])'([^'\n]{2,200})'(?![\w])"
 )
+#: Quoted text asked about ("format it like '2 hours ago'"), for what the prompt says
+#: itself (its time phrase, "last", "decide") to be read outside it. Narrower than
+#: _QUOTED: an apostrophe pair spans a few words and no clause ("we rolled 'em back
+#: last week, ... the admins' dashboards"), and a quote after a digit is inches.
+_QUOTED_TEXT = re.compile(
+    r"(?<![\w])\"[^\"\n]{1,80}\"|“[^”\n]{1,80}”|`[^`\n]{1,80}`"
+    r"|(?<![\w])'[^'\n,;!?]{2,40}'(?![\w])"
+)
+
+
+def _quoted(text: str) -> list[tuple[int, int]]:
+    """The spans of the quoted text in ``text`` (:data:`_QUOTED_TEXT`); a prompt quoted
+    whole is the prompt."""
+    spans = [m.span() for m in _QUOTED_TEXT.finditer(text)]
+    return [(a, b) for a, b in spans if b - a < 0.8 * len(text.strip())]
+
+
 _ERROR = re.compile(
     r"\b(?:[A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Fault)|Traceback|panic|segfault|"
     r"E[A-Z]{3,}|HTTP\s+\d{3}|errno\s*\d+)\b(?::[ \t]*[^\n]{0,200}?(?=$|\n|(?<=[.!?])\s))?"
@@ -369,15 +386,16 @@ class HeuristicPlanner:
         text = asked.ask
 
         zone = tz or self.tz or local_zone()
-        quoted = [m.span() for m in _QUOTED.finditer(text)]
-        window, rest = find_time_window(text, now=self.now(), tz=zone, quoted=quoted)
+        window, rest = find_time_window(text, now=self.now(), tz=zone, quoted=_quoted(text))
         # A date ("add a month to January 31st") is also words a note or code may hold:
         # the KB and code keep it. "Yesterday" and "last week" only say when.
         topic = text if window is not None and window.absolute else rest
         text = rest
         # what the prompt says itself, outside the strings it quotes: "parse 'last week'"
         # asks for neither the newest events nor a window
-        prose = _QUOTED.sub(lambda m: " " * len(m.group(0)), text)
+        prose = text
+        for start, end in _quoted(text):
+            prose = prose[:start] + " " * (end - start) + prose[end:]
 
         terms = _terms(text)
         protected = [t for t in terms if t.kind != "word"]

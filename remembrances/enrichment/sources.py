@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..errors import MissingExtraError
 from ..formatting import code_label, event_label
+from ..fts_query import query_terms
 from .heuristic import HeuristicPlanner
 from .plan import EnrichmentPlan
 
@@ -33,11 +34,9 @@ if TYPE_CHECKING:
 _LEADING_MARKDOWN_HEADING = re.compile(r"\A[ \t]*#{1,6}[ \t][^\n]*\n+")
 #: A reStructuredText title (a line, then a line of one repeated punctuation character).
 _LEADING_TITLE = re.compile(r"\A([^\s][^\n]*)\n(([=\-`:'\"~^_*+#])\3{2,})[ \t]*\n+")
-#: A Markdown file's YAML front matter: ``---``, lines of ``key: value`` (and their
-#: continuations), ``---`` or ``...``.
-_LEADING_FRONT_MATTER = re.compile(
-    r"\A---[ \t]*\n(?:[\w-]+:[^\n]*\n(?:[ \t]+[^\n]*\n|-[ \t][^\n]*\n)*){1,60}(?:---|\.\.\.)[ \t]*\n+"
-)
+#: Front matter longer than this many lines is shown as it is.
+MAX_FRONT_MATTER_LINES = 60
+_YAML_KEY = re.compile(r"[\w-]+:(?:\s|$)")
 
 #: The enricher's sources are the service's layers (``svc.kb``, ``svc.events``,
 #: ``svc.code``); each hit's kind is "kb", "event" or "code".
@@ -98,8 +97,15 @@ def _score(value: float | None) -> float | None:
     return score if math.isfinite(score) else None
 
 
-def kb_item(hit: KBHit) -> ContextItem:
-    text = _without_leading_headings(hit.text)  # the label names the headings
+def kb_item(hit: KBHit, query: str = "") -> ContextItem:
+    text = hit.text
+    front = front_matter_end(text)
+    # Front matter stays in the indexed text (its words are found) but is not shown:
+    # its title is the label's, the rest took the block's room ("owner: alice"); unless
+    # it holds a word of ``query`` besides its title ("who is oncall?", "oncall: bob")
+    if front and not _asked_of(text[:front], query):
+        text = text[front:]
+    text = _without_leading_headings(text)  # the label names the headings
     key = f"kb:{hit.source}:{hit.chunk_id}"
     focus = None
     if hit.best_span is not None:
@@ -110,14 +116,39 @@ def kb_item(hit: KBHit) -> ContextItem:
     )
 
 
+def _asked_of(front_matter: str, query: str) -> bool:
+    """Whether front matter holds a word of ``query`` outside its ``title:`` line (a word
+    of five letters or more also by its first five: "owners", "owner")."""
+    said = [line for line in front_matter.splitlines() if not line.startswith("title:")]
+    held = set(query_terms("\n".join(said)))
+    held |= {w[:5] for w in held if len(w) >= 5}
+    return any(w in held or (len(w) >= 5 and w[:5] in held) for w in query_terms(query))
+
+
+def front_matter_end(text: str) -> int:
+    """Where the YAML front matter ``text`` starts with ends (its closing ``---`` or
+    ``...`` line and the blank lines after it); 0 when it has none: the first line is
+    ``---``, the next a ``key:``, and a closing line comes within
+    ``MAX_FRONT_MATTER_LINES``."""
+    if not text.startswith("---"):
+        return 0
+    lines = text.split("\n", MAX_FRONT_MATTER_LINES + 1)
+    if lines[0].strip() != "---" or len(lines) < 3 or not _YAML_KEY.match(lines[1]):
+        return 0
+    at = len(lines[0]) + 1
+    for line in lines[1 : MAX_FRONT_MATTER_LINES + 1]:
+        at += len(line) + 1
+        if line.strip() in ("---", "...") and line[:1] in "-.":
+            while text.startswith("\n", at):
+                at += 1
+            return min(at, len(text))
+    return 0
+
+
 def _without_leading_headings(text: str) -> str:
-    """``text`` without the front matter and heading lines it starts with. A
-    reStructuredText title's underline is at least as long as the title, which tells it
-    from a line followed by a code fence or a rule (``foo()`` then three backticks).
-    Front matter stays in the indexed text (its words are found) but is not shown: its
-    ``title`` is the label's, the rest took a block's room ("owner: alice")."""
-    if front := _LEADING_FRONT_MATTER.match(text):
-        text = text[front.end() :]
+    """``text`` without the heading lines it starts with. A reStructuredText title's
+    underline is at least as long as the title, which tells it from a line followed
+    by a code fence or a rule (``foo()`` then three backticks)."""
     while True:
         if heading := _LEADING_MARKDOWN_HEADING.match(text):
             text = text[heading.end() :]
@@ -245,7 +276,7 @@ def search_kb(
     for query in plan.queries("kb"):
         hits = service.kb.search(query, limit=plan.kb_limit, collection=collections)
         found.append([h for h in hits if h.vector_score is None or h.vector_score >= KB_MIN_COSINE])
-    return [kb_item(h) for h in distinct_passages(found, plan.kb_limit)]
+    return [kb_item(h, plan.kb_query) for h in distinct_passages(found, plan.kb_limit)]
 
 
 def distinct_passages(found: list[list[KBHit]], limit: int) -> list[KBHit]:

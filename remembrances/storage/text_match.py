@@ -31,7 +31,6 @@ index (the ``fts_totals`` auxiliary function registered on every connection).
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -58,7 +57,18 @@ NEAR_CREDIT = 0.5
 #: Particles a verb is joined with into one word in technical writing: "roll back" is
 #: written "rollback", "set up" "setup", "log in" "login", "shut down" "shutdown".
 PARTICLES = frozenset(["up", "in", "out", "back", "off", "down", "over", "on", "around"])
-_LETTERS = re.compile(r"[a-z]+")
+#: What follows a particle (besides the question's end or a punctuation mark): a
+#: particle takes no noun of its own ("roll back the deploy", "log in to the dashboard"),
+#: a preposition does ("the error log in production" is no login).
+_AFTER_PARTICLE = frozenset(
+    [
+        *("the", "a", "an", "my", "our", "your", "his", "her", "its", "their", "this"),
+        *("that", "these", "those", "it", "them", "me", "us", "him", "to", "with", "from"),
+        *("into", "onto", "for", "again", "now", "and", "or", "then", "when", "after"),
+        *("before", "so", "but", "first", "here", "there", "via", "using"),
+    ]
+)
+_WORDS_AND_MARKS = re.compile(r"[a-z]+|[^\sa-z0-9]")
 #: ``snake_case``, ``dotted.names``, ``mixed_and.dotted``: words joined by ``_`` or ``.``
 #: into one name (a letter first and two characters a part, so ``2.3`` and ``e.g.`` are
 #: not names).
@@ -180,11 +190,15 @@ def compounds(query: str, stems_of: Callable[[list[str]], Sequence[str]]) -> dic
     "roll back". Without it a runbook's "## Rollback" section covered none of "how do I
     roll back a deploy?" but "deploy", and the enricher left it out. ``stems_of`` is the
     engine's stemmer."""
-    words = _LETTERS.findall(fold(query).lower())
+    tokens = [*_WORDS_AND_MARKS.findall(fold(query).lower()), "."]
     pairs = [
         (first, second)
-        for first, second in itertools.pairwise(words)
-        if second in PARTICLES and first not in STOP_WORDS and len(first) > 1
+        for first, second, after in zip(tokens, tokens[1:], tokens[2:], strict=False)
+        if second in PARTICLES
+        and first.isalpha()
+        and first not in STOP_WORDS
+        and len(first) > 1
+        and (after in _AFTER_PARTICLE or not after.isalnum())
     ][:MAX_TERMS]
     if not pairs:
         return {}

@@ -50,6 +50,7 @@ def test_names_in_a_prompt() -> None:
     assert code_names("what is the difference between LRI and LRU?") == (["LRI", "LRU"], [])
     assert code_names("the API returns JSON when get_user fails")[0] == ["get_user", "API", "JSON"]
     assert code_names("WHY IS THIS BROKEN") == ([], [])  # shouting names nothing
+    assert code_names("Explain LRU, then URL.")[0] == ["LRU", "URL"]  # at a sentence's end
     assert code_names("see README.md") == ([], ["README.md"])  # a path, not a name
 
 

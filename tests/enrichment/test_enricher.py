@@ -629,3 +629,28 @@ def test_a_notes_front_matter_is_found_but_not_shown(tmp_path: Path) -> None:
         assert "owner: alice" not in block and "---" not in block, block
         # its words are still the note's
         assert [h.source for h in svc.kb.search("alice", mode="text")] == ["Deploys.md"]
+
+
+def test_front_matter_that_holds_the_answer_is_shown(tmp_path: Path) -> None:
+    note = tmp_path / "Billing.md"
+    note.write_text(
+        "---\ntitle: Billing service\nowner: alice\noncall: bob-the-builder\n---\n\n"
+        "The billing service charges customers monthly.\n"
+    )
+    with remembrances.open(tmp_path / "m.db") as svc:
+        svc.kb.ingest(note)
+        block = svc.enrich_context("who is the oncall for the billing service?")
+    assert "oncall: bob-the-builder" in block, block
+
+
+def test_front_matter_that_never_closes_is_read_in_linear_time() -> None:
+    # a YAML block scalar with a blank line inside: the pattern that matched front
+    # matter backtracked exponentially on it (13 lines: 6 s)
+    from remembrances.enrichment.sources import front_matter_end
+
+    lines = "".join(f"    step {i}\n" for i in range(200))
+    text = f"---\ntitle: X\ndescription: |\n{lines}\n    more\n---\n\nRelease every Friday."
+    assert front_matter_end(text) == 0  # longer than MAX_FRONT_MATTER_LINES: shown as is
+    short = "---\ntitle: X\ndescription: |\n    a\n\n    b\n---\n\nBody."
+    assert short[front_matter_end(short) :] == "Body."
+    assert front_matter_end("---\n\nA rule, then text.\n---\n") == 0  # no key: a rule

@@ -289,7 +289,15 @@ def test_a_quoted_time_phrase_is_text_to_look_up_not_a_time(
     quoted = re.findall(r"['\"`]([^'\"`]+)['\"`]", prompt)
     for query in (plan.kb_query, plan.code_query, plan.events_query):
         assert all(q in query for q in quoted), query
-    # outside the quotes a phrase is still a time
+    # outside the quotes a phrase is still a time; a prompt quoted whole is the prompt,
+    # and apostrophes and inch marks are no quotes
+    for said in (
+        '"what did we decide last week?"',
+        "we rolled 'em back last week, did it break the admins' dashboards?",
+        'the 27" monitor I ordered last week vs the 32" one',
+    ):
+        assert planner.plan(said).events_since is not None, said
+    assert "decisions" in planner.plan('"what did we decide last week?"').events_query
     plan = planner.plan("what did we say yesterday about the '2 hours ago' format?")
     assert plan.events_since == datetime(2026, 11, 20, tzinfo=UTC)
     assert "2 hours ago" in plan.code_query

@@ -37,6 +37,9 @@ def test_only_a_verb_and_a_particle_are_joined() -> None:
         "setup": ["set", "up"],
     }
     assert compounds("the back end of the queue", stems_of) == {}  # not a particle after
+    # a preposition takes a noun: "the error log in production" is no login
+    assert compounds("where is the error log in production?", stems_of) == {}
+    assert compounds("log in to the dashboard", stems_of) == {"login": ["log", "in"]}
     assert compounds("it is in on the joke", stems_of) == {}  # stop words are no verbs
     # a joined word the query also writes itself counts once, as itself
     joined = compounds("roll back the rollback", stems_of)
