@@ -122,6 +122,26 @@ PROJECTS: dict[str, Project] = {
             "4a49b7d57ee055b83a458c8682a2a6f199d263a8aa517098bda9bab813554b87",
             code=".",
         ),
+        Project(
+            "structlog",
+            "26.1.0",
+            "f63a716cbd1b1291cf7661de7794b455acfa4c43c5bcf1630e6ad5ddc1adb3b7",
+            docs="docs",
+            code="src",
+        ),
+        Project(
+            "cattrs",
+            "26.2.1",
+            "679132bfdc225c5ee40c024fc42519954767c387f950dc6751946c586bccdc6d",
+            docs="docs",
+            code="src",
+        ),
+        Project(
+            "sqlparse",
+            "0.6.1",
+            "ca722573f848ff2d30e40ea30f53a104b7dea7635ea9285891263eb2c58fb6e7",
+            code=".",
+        ),
     )
 }
 
