@@ -7,7 +7,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from remembrances import Chunk, Store
-from remembrances.fts_query import MAX_TERMS, fts_query, query_terms
+from remembrances.fts_query import (
+    MAX_TERMS,
+    fts_query,
+    query_terms,
+    written_apart,
+    written_joined,
+)
 
 FTS_SYNTAX = st.sampled_from(
     [
@@ -72,7 +78,8 @@ def test_store_text_search_never_raises(store: Store, query: str) -> None:
 
 
 def test_terms_are_or_ed_quoted_and_stop_words_dropped() -> None:
-    assert fts_query("What is the busy-timeout?") == '"busy" OR "timeout"'
+    # "time out" is timeout's other spelling (a phrase: the two words next to each other)
+    assert fts_query("What is the busy-timeout?") == '"busy" OR "timeout" OR "time out"'
     assert fts_query("NEAR AND NOT") == '"near"'
     assert fts_query("to be or not to be") == '"to" OR "be" OR "or" OR "not"'
     assert fts_query("") is None and fts_query("?!") is None
@@ -109,3 +116,50 @@ def test_a_stop_word_in_capitals_is_a_keyword_or_an_acronym() -> None:
         "is",
         "null",
     ]
+
+
+def test_letters_and_a_number_are_one_word() -> None:
+    # "sha256" is not "sha" or "256": a chunk about SHA-1 or 256 colours is no match
+    assert query_terms("sha256 of the file") == ["sha256", "file"]
+    assert query_terms("UTF8 and Python3") == ["utf8", "python3"]
+    assert query_terms("parseHTTPResponse2") == [
+        "parsehttpresponse2",
+        "parse",
+        "http",
+        "response",
+        "2",
+    ]
+
+
+def test_words_written_apart_are_also_asked_joined() -> None:
+    assert written_joined("RFC 5545, then roll back the deploy") == [
+        ("rfc", "5545"),
+        ("roll", "back"),
+    ]
+    # one word already, a stop word, or a number and the next word: no pair
+    assert written_joined("rfc5545 in the 3 days of version") == []
+    assert fts_query("RFC 5545") == '"rfc" OR "5545" OR "rfc5545"'
+
+
+def test_a_hyphen_or_slash_joins_letters_and_a_number() -> None:
+    assert query_terms("the SHA-256 digest over HTTP/2 on 64-bit") == [
+        "sha256",
+        "digest",
+        "http2",
+        "64bit",
+    ]
+    assert fts_query("UTF-8") == '"utf8" OR "utf 8"'
+    # dates, versions and paths are left as they are
+    assert query_terms("2024-05-01 v2.3-1 a/b-1") == ["2024", "05", "01", "v2", "3", "1", "b"]
+
+
+def test_joined_words_are_also_asked_apart() -> None:
+    assert written_apart("rollback via the login page, sha256 and 64bit") == [
+        ("roll", "back"),
+        ("log", "in"),
+        ("sha", "256"),
+        ("64", "bit"),
+    ]
+    # not split: "on" endings (version, python), short or stop-word verbs (upon, within)
+    assert written_apart("python version upon within common") == []
+    assert fts_query("rollback") == '"rollback" OR "roll back"'

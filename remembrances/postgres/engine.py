@@ -50,7 +50,7 @@ from .schema import (
     drop_vector_index_script,
     vector_script,
 )
-from .tsquery import any_words, fold, index_text
+from .tsquery import fold, index_text, tsquery_text
 
 #: ``hnsw.ef_search`` of an unfiltered index search (at least the pool asked for:
 #: the index returns at most ``ef_search`` rows). bench_postgres at 100k x 384, 100
@@ -91,6 +91,13 @@ def _array(value: Any) -> Vectors:
 
 def _vector(blob: bytes | None) -> np.ndarray[Any, Any] | None:
     return None if blob is None else np.frombuffer(blob, dtype="<f4")
+
+
+def _json(value: Any) -> dict[str, Any]:
+    """A ``jsonb`` aggregate as read back (a dict, its text, or NULL for no rows)."""
+    if not value:
+        return {}
+    return dict(json.loads(value) if isinstance(value, str) else value)
 
 
 class PostgresEngine:
@@ -426,19 +433,15 @@ class PostgresEngine:
 
     def text_leg(self, tx: Transaction, query: str, pool: int, where: ChunkFilter) -> Candidates:
         """Chunks holding any of the query's words, best ``ts_rank`` first."""
-        words = query_terms(fold(query))
-        return self._text_hits(tx, words, pool, where) if words else []
-
-    @staticmethod
-    def _text_hits(
-        tx: Transaction, words: Sequence[str], pool: int, where: ChunkFilter
-    ) -> Candidates:
+        match = tsquery_text(query)
+        if match is None:
+            return []
         sql, params = where.sql("postgresql")
         rows = tx.execute(
             f"SELECT c.id AS id, ts_rank(c.tsv, q) AS rank "
             f"FROM chunks c, to_tsquery('{TEXT_CONFIG}', ?) q "
             f"WHERE c.tsv @@ q AND {sql} ORDER BY rank DESC, c.id LIMIT ?",
-            (any_words(words), *params, pool),
+            (match, *params, pool),
         )
         return [(int(r[0]), float(r[1])) for r in rows]
 
@@ -509,6 +512,10 @@ class PostgresEngine:
         written_as_one = coverage_math.compound_positions(
             coverage_math.compounds(query, lambda ws: self.stems(tx, ws)), position
         )
+        written_as_two = coverage_math.apart_positions(
+            coverage_math.apart(query, lambda ws: self.stems(tx, ws)), position
+        )
+        parts_apart = sorted({stem for pair in written_as_two for stem in pair})
         texts: dict[int, str] = {}
         if joined:  # is each identifier written as the query writes it? (rare: read only then)
             texts = {
@@ -521,21 +528,25 @@ class PostgresEngine:
         for row in tx.execute(
             "SELECT c.id AS id, sum(cardinality(u.positions)) AS length, "
             "jsonb_object_agg(u.lexeme, cardinality(u.positions)) "
-            "FILTER (WHERE u.lexeme = ANY(?) OR left(u.lexeme, ?) = ANY(?::text[])) AS counts "
+            "FILTER (WHERE u.lexeme = ANY(?) OR left(u.lexeme, ?) = ANY(?::text[])) AS counts, "
+            "jsonb_object_agg(u.lexeme, u.positions) FILTER (WHERE u.lexeme = ANY(?)) AS places "
             "FROM chunks c, unnest(c.tsv) u WHERE c.id = ANY(?) GROUP BY c.id",
             (
                 [*stems, *written_as_one],
                 coverage_math.NEAR_PREFIX,
                 list(prefixes),
+                parts_apart,
                 [int(i) for i in ids],
             ),
         ):
-            held = row["counts"]
-            if not held:
-                continue
-            if isinstance(held, str):
-                held = json.loads(held)
+            held = _json(row["counts"])
+            places = _json(row["places"])
             counts, near = [0] * len(stems), [0] * len(stems)
+            for (first, second), index in written_as_two.items():
+                after = {int(p) - 1 for p in places.get(second, ())}  # "roll" right before "back"
+                counts[index] += sum(1 for p in places.get(first, ()) if int(p) in after)
+            if not held and not any(counts):
+                continue
             for lexeme, n in held.items():
                 if lexeme in position:
                     counts[position[lexeme]] += int(n)

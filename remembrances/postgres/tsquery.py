@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from ..cjk import cjk_words
-from ..fts_query import fold, query_terms
+from ..fts_query import fold, query_terms, written_apart, written_joined
 
 __all__ = ["any_words", "fold", "index_text", "tsquery_text"]
 
@@ -38,11 +38,21 @@ def index_text(text: str) -> str:
 
 def any_words(terms: Sequence[str]) -> str:
     """The ``to_tsquery`` text matching any of ``terms`` (words from ``query_terms``)."""
-    quoted = ("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
-    return " | ".join(quoted)
+    return " | ".join(_quoted(t) for t in terms)
+
+
+def _quoted(term: str) -> str:
+    return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 def tsquery_text(text: str) -> str | None:
-    """The ``to_tsquery`` input for ``text``, or None when it holds no searchable word."""
+    """The ``to_tsquery`` input for ``text``, or None when it holds no searchable word.
+    Like SQLite's (:func:`remembrances.fts_query.fts_query`), it also matches the
+    query's words spelled joined or apart (``rollback``, "roll back")."""
     terms = query_terms(fold(text))
-    return any_words(terms) if terms else None
+    if not terms:
+        return None
+    joined = ["".join(pair) for pair in written_joined(text)]
+    words = any_words(list(dict.fromkeys([*terms, *joined])))
+    phrases = [f"({_quoted(a)} <-> {_quoted(b)})" for a, b in written_apart(text)]
+    return " | ".join([words, *phrases])

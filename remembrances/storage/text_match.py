@@ -19,9 +19,11 @@ apart would cover it as fully as one that says ``send_file``. Where a chunk does
 hold the identifier as written, the words that only come from it count
 ``LOOSE_PARTS`` as much.
 
-A verb and its particle the query writes apart ("roll back", "log in") are held by a
-chunk that writes them as one word ("rollback", "login"): it counts for both
-(:func:`compounds`).
+A verb and its particle the query writes apart ("roll back", "log in"), or letters
+and a number ("SHA-256", "RFC 5545"), are held by a chunk that writes them as one word
+("rollback", "login", ``sha256``): it counts for both (:func:`compounds`). The reverse
+holds too: a chunk that writes the query's "rollback" or "sha256" as two words next to
+each other holds it (:func:`apart`).
 
 Term counts come from tokenizing the candidates' text with the index's own
 tokenizer (a few microseconds per chunk, far cheaper than asking FTS5 for
@@ -39,7 +41,14 @@ from dataclasses import dataclass
 import apsw
 
 from ..cjk import cjk_words
-from ..fts_query import MAX_TERMS, STOP_WORDS, fold, match_any, query_terms
+from ..fts_query import (
+    MAX_TERMS,
+    fold,
+    match_any,
+    query_terms,
+    written_apart,
+    written_joined,
+)
 
 #: BM25's term-frequency saturation and length normalisation (FTS5's own defaults).
 K1 = 1.2
@@ -54,21 +63,6 @@ LOOSE_PARTS = 0.5
 #: it ("allergic" for "allergies": Porter stems them allerg, allergi) counts this much.
 NEAR_PREFIX = 6
 NEAR_CREDIT = 0.5
-#: Particles a verb is joined with into one word in technical writing: "roll back" is
-#: written "rollback", "set up" "setup", "log in" "login", "shut down" "shutdown".
-PARTICLES = frozenset(["up", "in", "out", "back", "off", "down", "over", "on", "around"])
-#: What follows a particle (besides the question's end or a punctuation mark): a
-#: particle takes no noun of its own ("roll back the deploy", "log in to the dashboard"),
-#: a preposition does ("the error log in production" is no login).
-_AFTER_PARTICLE = frozenset(
-    [
-        *("the", "a", "an", "my", "our", "your", "his", "her", "its", "their", "this"),
-        *("that", "these", "those", "it", "them", "me", "us", "him", "to", "with", "from"),
-        *("into", "onto", "for", "again", "now", "and", "or", "then", "when", "after"),
-        *("before", "so", "but", "first", "here", "there", "via", "using"),
-    ]
-)
-_WORDS_AND_MARKS = re.compile(r"[a-z]+|[^\sa-z0-9]")
 #: ``snake_case``, ``dotted.names``, ``mixed_and.dotted``: words joined by ``_`` or ``.``
 #: into one name (a letter first and two characters a part, so ``2.3`` and ``e.g.`` are
 #: not names).
@@ -185,26 +179,29 @@ def identifiers(query: str, stems_of: Callable[[list[str]], Sequence[str]]) -> l
 
 
 def compounds(query: str, stems_of: Callable[[list[str]], Sequence[str]]) -> dict[str, list[str]]:
-    """The joined word of each "verb particle" pair the query writes apart, as a stem,
-    with the stems of its two words: a chunk that says "Rollback" holds the query's
+    """The joined word of each pair the query writes apart (:func:`written_joined`), as a
+    stem, with the stems of its two words: a chunk that says "Rollback" holds the query's
     "roll back". Without it a runbook's "## Rollback" section covered none of "how do I
     roll back a deploy?" but "deploy", and the enricher left it out. ``stems_of`` is the
     engine's stemmer."""
-    tokens = [*_WORDS_AND_MARKS.findall(fold(query).lower()), "."]
-    pairs = [
-        (first, second)
-        for first, second, after in zip(tokens, tokens[1:], tokens[2:], strict=False)
-        if second in PARTICLES
-        and first.isalpha()
-        and first not in STOP_WORDS
-        and len(first) > 1
-        and (after in _AFTER_PARTICLE or not after.isalnum())
-    ][:MAX_TERMS]
+    pairs = written_joined(query)
     if not pairs:
         return {}
     every = list(dict.fromkeys([w for pair in pairs for w in (*pair, "".join(pair))]))
     stem = dict(zip(every, stems_of(every), strict=True))
     return {stem["".join(pair)]: [stem[pair[0]], stem[pair[1]]] for pair in pairs}
+
+
+def apart(query: str, stems_of: Callable[[list[str]], Sequence[str]]) -> dict[tuple[str, str], str]:
+    """The reverse of :func:`compounds`: for each word of the query a chunk may write as
+    two (:func:`written_apart`, "rollback" as "roll back", "sha256" as "SHA-256"), the
+    stems of the two, next to each other, and the stem of the word they stand for."""
+    pairs = written_apart(query)
+    if not pairs:
+        return {}
+    every = list(dict.fromkeys([w for pair in pairs for w in (*pair, "".join(pair))]))
+    stem = dict(zip(every, stems_of(every), strict=True))
+    return {(stem[pair[0]], stem[pair[1]]): stem["".join(pair)] for pair in pairs}
 
 
 def compound_positions(
@@ -214,6 +211,14 @@ def compound_positions(
     stop-word particle is not among them: "set up" is "set" there)."""
     found = {j: [position[s] for s in parts if s in position] for j, parts in joined.items()}
     return {j: places for j, places in found.items() if places and j not in position}
+
+
+def apart_positions(
+    split: dict[tuple[str, str], str], position: dict[str, int]
+) -> dict[tuple[str, str], int]:
+    """Per pair of stems written next to each other, the place in the query's stems of
+    the word they stand for (:func:`apart`)."""
+    return {pair: position[whole] for pair, whole in split.items() if whole in position}
 
 
 def part_weights(
@@ -373,6 +378,7 @@ def text_match(
     position = {stem: i for i, stem in enumerate(words.stems)}
     joined = identifiers(query, lambda ws: stems(conn, ws)) if joined_names else []
     written_as_one = compound_positions(compounds(query, lambda ws: stems(conn, ws)), position)
+    written_as_two = apart_positions(apart(query, lambda ws: stems(conn, ws)), position)
     marks = ",".join("?" * len(ids))
     result: dict[int, float] = {}
     for chunk_id, text in conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", ids):
@@ -386,6 +392,7 @@ def text_match(
             )
         )
         near = [0] * len(position)
+        previous = ""
         for token in tokens_of:
             word = str(token[0])
             index = position.get(word)
@@ -398,6 +405,11 @@ def text_match(
                 index = prefixes.get(word[:NEAR_PREFIX])
                 if index is not None:
                     near[index] += 1
+            if written_as_two:
+                index = written_as_two.get((previous, word))
+                if index is not None:
+                    counts[index] += 1
+                previous = word
         if any(counts) or any(near):
             parts = part_weights(words.stems, joined, str(text)) if joined else None
             counts, parts = with_near(counts, near, parts)

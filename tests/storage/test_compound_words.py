@@ -45,3 +45,30 @@ def test_only_a_verb_and_a_particle_are_joined() -> None:
     joined = compounds("roll back the rollback", stems_of)
     assert compound_positions(joined, {"roll": 0, "back": 1, "rollback": 2}) == {}
     assert compound_positions(joined, {"roll": 0, "back": 1}) == {"rollback": [0, 1]}
+
+
+def test_a_joined_word_is_held_where_its_two_words_stand_together(store: Store) -> None:
+    store.put_source("kb", "apart", [Chunk("Roll back the deploy to the last release.")])
+    store.put_source("kb", "joined", [Chunk("Rollback: revert the deploy to the last release.")])
+    store.put_source("kb", "far", [Chunk("Roll the dice, then come back to the deploy.")])
+    found = _text_scores(store, "rollback the deploy")
+    # "roll back" is found by the text leg at all, and holds the query's "rollback"
+    assert found["apart"] == pytest.approx(found["joined"], abs=0.15)
+    # "roll" and "back" apart are not "rollback": only "deploy" is held there
+    assert found["far"] < found["apart"] - 0.3
+
+
+def test_letters_and_a_number_match_however_written(store: Store) -> None:
+    store.put_source("kb", "hyphen", [Chunk("Signatures use SHA-256 over the request body.")])
+    store.put_source("kb", "code", [Chunk("digest = hashlib.sha256(body).hexdigest()")])
+    store.put_source("kb", "spaced", [Chunk("Recurrence rules follow RFC 5545.")])
+    store.put_source("kb", "one", [Chunk("See rfc5545 for the recurrence grammar.")])
+    store.put_source("kb", "other", [Chunk("A SHA-1 digest is 160 bits; 256 colours.")])
+    for query in ("sha256", "SHA-256", "sha 256"):
+        found = _text_scores(store, query)
+        assert found["hyphen"] > 0.9 and found["code"] > 0.9, (query, found)
+    for query in ("sha256", "SHA-256"):  # one word: not "SHA" and "256" anywhere
+        assert "other" not in _text_scores(store, query)
+    for query in ("rfc5545", "RFC 5545", "RFC-5545"):
+        found = _text_scores(store, query)
+        assert found["spaced"] > 0.9 and found["one"] > 0.9, (query, found)
