@@ -412,9 +412,11 @@ def file_paths(tx: Transaction, project_id: int) -> dict[int, str]:
 
 def paths_ending(tx: Transaction, project_id: int, tail: str, limit: int = 3) -> list[str]:
     """Indexed paths of the project that end with ``/tail`` (a file named from below the
-    root: ``_compat.py`` for ``boltons/_compat.py``)."""
+    root: ``_compat.py`` for ``boltons/_compat.py``), in any case (``README.md`` for
+    ``readme.md``; SQLite's LIKE ignores case, PostgreSQL's does not)."""
     rows = tx.execute(
-        "SELECT path FROM code_files WHERE project_id = ? AND path LIKE ? ESCAPE '\\' "
+        "SELECT path FROM code_files WHERE project_id = ? AND lower(path) LIKE lower(?) "
+        "ESCAPE '\\' "
         "ORDER BY length(path), path LIMIT ?",
         (project_id, "%/" + like_escape(tail), limit),
     )

@@ -182,6 +182,15 @@ def test_outline_is_the_nested_symbol_tree(indexed: CodeIndexer, repo: Path) -> 
         indexed.outline("upload.py")
 
 
+@pytest.mark.backends("sqlite", "postgresql")
+def test_the_path_hint_is_the_same_on_both_engines(indexed: CodeIndexer) -> None:
+    # named from below the root, in another case: both engines name the indexed path
+    with pytest.raises(NotFoundError, match=r"did you mean src/upload\.py\?"):
+        indexed.outline("UPLOAD.py")
+    with pytest.raises(NotFoundError, match="index the repository again"):
+        indexed.outline("%load.py")  # LIKE's wildcards are the file's letters
+
+
 def test_a_file_asked_of_a_memory_without_code_says_to_index_one(code: CodeIndexer) -> None:
     with pytest.raises(NotFoundError, match="index its repository first"):
         code.outline("src/upload.py")
