@@ -42,6 +42,7 @@ from .progress import Progress
 from .records import Chunk, SearchResult, StoredChunk, WriteReport
 from .storage import search as pipeline
 from .storage.embedding_cache import EMBED_BATCH as EMBED_BATCH
+from .storage.embedding_cache import UNUSED as UNUSED_EMBEDDINGS
 from .storage.embedding_cache import EmbeddingCache
 from .storage.embedding_cache import embed_call_size as embed_call_size
 from .storage.engine import Engine, NewChunk, VectorIndexKind
@@ -628,6 +629,7 @@ class Store:
                 "SELECT count(*) AS n FROM chunks WHERE embedding IS NULL"
             ).scalar()
             cached = tx.execute("SELECT count(*) AS n FROM embedding_cache").scalar()
+            unused = tx.execute("SELECT count(*) AS n " + UNUSED_EMBEDDINGS).scalar()
             sources = tx.execute(
                 "SELECT count(*) AS n FROM "
                 "(SELECT DISTINCT kind, collection, source FROM chunks) AS s"
@@ -641,11 +643,13 @@ class Store:
             "chunks_by_kind": kinds,
             "pending_embeddings": pending,
             "cached_embeddings": cached,
+            "unused_cached_embeddings": unused,  # compact() drops them
             "embedder": self.embedder_name,
             "dim": self.dim,
             "schema_version": int(version or 0),
             "file_bytes": self.engine.size_bytes(),
             "index_bytes": self.engine.index_bytes(),
+            "free_bytes": self.engine.free_bytes(),  # compact() gives them back
         }
 
     # -- searching ---------------------------------------------------------------------

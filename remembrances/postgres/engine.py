@@ -688,6 +688,9 @@ class PostgresEngine:
             ).scalar()
         return int(size)
 
+    def free_bytes(self) -> int:
+        return 0  # autovacuum makes it reusable; see reclaim_space
+
     def reclaim_space(self) -> int:
         """Nothing: autovacuum makes deleted rows' space reusable, and giving it back to
         the disk (``VACUUM FULL``) locks the tables for every user of the server, which

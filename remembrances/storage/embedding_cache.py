@@ -34,6 +34,15 @@ def embed_call_size(embedder: Embedder) -> int:
     )
 
 
+#: The cached vectors whose text no chunk holds. NOT EXISTS, not NOT IN: PostgreSQL plans
+#: NOT IN over a large table as a scan of every chunk per cache row (10 minutes at
+#: 160,000 chunks).
+UNUSED = (
+    "FROM embedding_cache WHERE NOT EXISTS "
+    "(SELECT 1 FROM chunks c WHERE c.content_hash = embedding_cache.content_hash)"
+)
+
+
 class EmbeddingCache:
     """Vectors by (embedder, content hash), in the memory's own database."""
 
@@ -146,12 +155,7 @@ class EmbeddingCache:
     def drop_unused(self) -> int:
         """Drop every vector whose text no chunk holds, of any model; returns how many."""
         with self.engine.write() as tx:
-            # NOT EXISTS, not NOT IN: PostgreSQL plans NOT IN over a large table as a
-            # scan of every chunk per cache row (10 minutes at 160,000 chunks)
-            tx.execute(
-                "DELETE FROM embedding_cache WHERE NOT EXISTS "
-                "(SELECT 1 FROM chunks c WHERE c.content_hash = embedding_cache.content_hash)"
-            )
+            tx.execute("DELETE " + UNUSED)
             return tx.changes()
 
     def count(self) -> int:

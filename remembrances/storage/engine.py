@@ -216,6 +216,11 @@ class Engine(Protocol):
         """The memory's size on disk (the file and its WAL, or the database's tables)."""
         ...
 
+    def free_bytes(self) -> int:
+        """Space inside the memory that deleted rows left, which ``reclaim_space`` gives
+        back to the disk (0 where the database reuses it by itself)."""
+        ...
+
     def reclaim_space(self) -> int:
         """Give the space deleted rows left back to the disk, where the engine can
         without stopping its readers (nothing where the database does it itself);

@@ -562,5 +562,11 @@ class SqliteEngine:
             if os.path.exists(self.path + suffix)
         )
 
+    def free_bytes(self) -> int:
+        with self.db.read() as conn:
+            pages = conn.execute("PRAGMA freelist_count").fetchone()[0]
+            size = conn.execute("PRAGMA page_size").fetchone()[0]
+        return int(pages) * int(size)
+
     def reclaim_space(self) -> int:
         return self.db.vacuum()

@@ -50,10 +50,12 @@ def test_compact_drops_the_vectors_of_deleted_text_and_keeps_the_rest(store: Sto
             ],
         )
     before = _ranked(store)
+    assert store.stats()["unused_cached_embeddings"] == len(GONE) + 1  # what compact drops
 
     report = store.compact()
 
     assert report.vectors_dropped == len(GONE) + 1
+    assert store.stats()["unused_cached_embeddings"] == 0
     assert _cache_rows(store) == {(store.embedder_name, content_hash(t)) for t in KEPT} | {
         ("other:64", content_hash(KEPT[0]))
     }
@@ -78,8 +80,10 @@ def test_the_file_shrinks_and_reopens_whole(tmp_path: Path) -> None:
         store.put_source("kb", "gone", [Chunk(t * 20) for t in GONE])
         store.delete_source("kb", "gone")
         before = {engine: _ranked(store, engine) for engine in ("memory", "vec0")}
+        freed = store.stats()["free_bytes"]  # the deleted rows' pages, which compact gives back
         report = store.compact()
         assert report.bytes_after < report.bytes_before / 2, report
+        assert freed > 0 and store.stats()["free_bytes"] == 0
         assert report.settled and report.bytes_on_disk == report.bytes_after == path.stat().st_size
         assert not Path(f"{path}-wal").exists() or Path(f"{path}-wal").stat().st_size == 0
         # VACUUM ran with its temp store in a file (a 177 MB file: 66 MB more RAM at the
