@@ -126,6 +126,11 @@ def ingest(
     ).hexdigest()[:16]
     known = kb.known_files(collection)
     base = kb.collection_root(collection, root if root.is_dir() else root.parent)
+    below = _named_from_below(kb, collection, known, base, files)
+    moved: set[Path] = set()
+    if below:  # first, so that the names they leave are free for this ingest's files
+        moved = _rename(kb, collection, below, metadata, settings, max_bytes, report)
+        known = kb.known_files(collection)
     taken = {row["source"]: key for key, row in known.items()}
     renamed: list[str] = []  # documents named by their absolute path before
     replacing: set[str] = set()  # the files whose document takes over a renamed one
@@ -136,6 +141,9 @@ def ingest(
             progress("files", done, len(files))
         key = str(item.path)
         row = known.get(key)
+        if item.path in moved:
+            kept.add(key)
+            continue
         legacy = row is not None and row["source"] == key  # named by its absolute path
         if (
             row is not None
@@ -200,6 +208,77 @@ def ingest(
         kb.delete(row["source"], collection=collection)
         report.removed.append(_relative(key, root))
     return report
+
+
+def _named_from_below(
+    kb: Documents,
+    collection: str,
+    known: Mapping[str, Mapping[str, Any]],
+    base: Path,
+    files: Sequence[FoundFile],
+) -> dict[Path, str]:
+    """The files stored under their name below a folder inside ``base`` (ingested from
+    that subfolder first: ``index.md`` for ``api/index.md``), with their name under
+    ``base``. Ingesting the parent then named the parent's own ``index.md`` by its
+    absolute path, as the subfolder's document held the name."""
+    found: dict[Path, str] = {}
+    for item in files:
+        row = known.get(str(item.path))
+        if row is None or row["source"] == str(item.path):
+            continue  # new, or named by its absolute path (the loop renames those)
+        try:
+            full = item.path.relative_to(base).as_posix()
+        except ValueError:
+            continue
+        if full.endswith("/" + str(row["source"])) and kb.known(collection, full) is None:
+            found[item.path] = full
+    return found
+
+
+def _rename(
+    kb: Documents,
+    collection: str,
+    moved: Mapping[Path, str],
+    metadata: dict[str, Any],
+    settings: str,
+    max_bytes: int,
+    report: IngestReport,
+) -> set[Path]:
+    """Store each moved file's document under its new name and drop the old one; the
+    files done. The text is chunked again; its vectors come from the embedding cache.
+    A file that cannot be read or stored now is left to the ingest's loop, which
+    reports it."""
+    known = kb.known_files(collection)
+    group: list[StagedDocument] = []
+    for path, name in moved.items():
+        content = read_text(path, max_bytes=max_bytes)
+        if content.text is None:
+            continue
+        relative = _relative(str(path), Path(report.root))
+        try:
+            staged = kb.stage(
+                content.text,
+                source=name,
+                title=None,
+                metadata={**metadata, "path": relative},
+                collection=collection,
+                format=format_for(str(path), "text"),
+                file=FileStamp(str(path), content.size, content.mtime_ns, settings),
+                known=None,
+            )
+        except InvalidInputError:
+            continue
+        if isinstance(staged, StagedDocument):
+            staged.label = relative
+            group.append(staged)
+    if group:
+        _flush(kb, group, report, {s.label for s in group})
+    done = set()
+    for staged in group:
+        assert staged.file is not None
+        kb.delete(str(known[staged.file.path]["source"]), collection=collection)
+        done.add(Path(staged.file.path))
+    return done
 
 
 def _source_for(

@@ -265,13 +265,14 @@ class KnowledgeBase:
 
     def collection_root(self, collection: str, folder: Path) -> Path:
         """The folder ``collection``'s documents are named from: the first one ingested,
-        recorded now if ``folder`` is the first, or if the recorded one no longer
-        exists (the folder was moved: its documents follow it)."""
+        recorded now if ``folder`` is the first, if the recorded one no longer exists
+        (the folder was moved: its documents follow it), or if ``folder`` holds it (a
+        parent ingested after its subfolder: names are from the parent on)."""
         with self._write_lock, self.store.transaction() as tx:
             root = tables.root(tx, collection)
             if root is not None and under(str(folder), [root]):
                 return Path(root)
-            if root is None or not Path(root).is_dir():
+            if root is None or not Path(root).is_dir() or under(root, [str(folder)]):
                 tables.set_root(tx, collection, str(folder))
         return folder
 

@@ -63,6 +63,37 @@ def test_a_subfolder_ingested_later_keeps_the_collections_names(
     assert kb.count() == 5
 
 
+def test_the_parent_ingested_after_its_subfolder_names_every_file_from_the_parent(
+    kb: KnowledgeBase, docs: Path
+) -> None:
+    kb.ingest(docs / "guide")  # "README.md", "install.md"
+    report = kb.ingest(docs)
+    # the subfolder's documents take their names under docs/, so the parent's own
+    # README.md is "README.md" too (it was named by its absolute path)
+    assert sorted(d.source for d in kb.list()) == ALL
+    assert kb.get("README.md").title == "Docs readme"
+    assert sorted(report.updated) == ["guide/README.md", "guide/install.md"]
+    assert sorted(report.added) == ["README.md", "cli.md"] and report.cached >= 2
+    assert kb.count() == 4
+    # from now on the collection is named from docs/: the subfolder again, or a new file
+    (docs / "guide" / "upgrade.md").write_text("# Upgrade\n\nRun pip install -U.\n")
+    again = kb.ingest(docs / "guide")
+    assert again.added == ["upgrade.md"] and again.updated == []
+    assert "guide/upgrade.md" in {d.source for d in kb.list()}
+    assert kb.ingest(docs).updated == []
+
+
+def test_a_name_held_by_hand_is_not_taken_by_a_document_named_from_below(
+    kb: KnowledgeBase, docs: Path
+) -> None:
+    kb.ingest(docs / "guide")
+    kb.add("# Mine\n\nWritten by hand.\n", source="guide/install.md")
+    kb.ingest(docs)
+    assert kb.get("guide/install.md").title == "Mine"
+    assert kb.get(str(docs / "guide" / "install.md")).title == "Install"
+    assert kb.count() == 5
+
+
 def test_any_unambiguous_spelling_finds_the_document(
     kb: KnowledgeBase, docs: Path, in_project: Path
 ) -> None:
