@@ -68,9 +68,11 @@ def connect(
         conn = apsw.Connection(str(path), flags=flags)
         try:
             _configure(conn, inspect)
-        except apsw.ReadOnlyError:
-            # A WAL file in a folder this user cannot write (no -shm can be made):
-            # readable only as an immutable snapshot.
+        except (apsw.ReadOnlyError, apsw.CantOpenError):
+            # A WAL file in a folder this user cannot write, or on a read-only file
+            # system (no -shm can be made): readable only as an immutable snapshot.
+            if not path.is_file():
+                raise
             conn.close()
             uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?immutable=1"
             conn = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
@@ -107,12 +109,21 @@ def _writable_folder(path: Path) -> bool:
 def why_not_writable(path: Path) -> str:
     """Why SQLite opened ``path`` read-only: the file, or its folder, where a memory in
     WAL mode keeps its ``-wal`` and ``-shm`` files."""
+    if _read_only_file_system(path):
+        return "it is on a read-only file system"
     if os.access(path, os.W_OK) and not _writable_folder(path):
         return (
             f"its folder {str(path.parent)!r} is not writable by this user (SQLite keeps "
             "the memory's -wal and -shm files beside it)"
         )
     return "the file is not writable by this user"
+
+
+def _read_only_file_system(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # statvfs: not on Windows
+        return False
 
 
 FileKind = Literal["new", "empty", "memory", "other"]

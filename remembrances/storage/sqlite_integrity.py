@@ -140,7 +140,8 @@ def _fts_check_rolled_back(path: str) -> bool:
 
     FTS5 runs its check as a write statement that changes nothing; run it on a
     connection of its own, in a transaction rolled back, so that not a byte of the
-    file changes. A file this user cannot write gets the row check alone (True).
+    file changes. A file this user cannot write, or one on a read-only file system
+    (SQLite opens it lazily: the first statement fails), gets the row check alone (True).
     """
     try:
         conn = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READWRITE)
@@ -156,6 +157,8 @@ def _fts_check_rolled_back(path: str) -> bool:
         finally:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
+        return True
+    except apsw.CantOpenError:
         return True
     finally:
         conn.close()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import remembrances
-from remembrances import Chunk, Store
+from remembrances import Chunk, ReadOnlyError, Store
 from remembrances.embeddings import HashEmbedder
 from remembrances.integrity import check
 
@@ -167,3 +167,40 @@ def test_a_folder_that_is_not_writable_is_named_as_the_reason() -> None:
     assert not (folder / "new.db").exists()
     shutil.rmtree(folder)
     shutil.rmtree(warm.parent)
+
+
+def _read_only_mount(source: Path, target: Path) -> bool:
+    """Bind ``source`` read-only at ``target`` (root with mount rights only)."""
+    bind = subprocess.run(["mount", "--bind", str(source), str(target)], capture_output=True)
+    if bind.returncode != 0:
+        return False
+    remount = subprocess.run(["mount", "-o", "remount,ro,bind", str(target)], capture_output=True)
+    if remount.returncode != 0:
+        subprocess.run(["umount", str(target)], capture_output=True)
+        return False
+    return True
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to mount a folder"
+)
+def test_a_memory_on_a_read_only_file_system_is_searched_and_checked(tmp_path: Path) -> None:
+    # a read-only volume or snapshot: SQLite cannot make the -shm file, and opening
+    # failed with "unable to open database file" for every command, reads too
+    source, target = tmp_path / "source", tmp_path / "mounted"
+    source.mkdir(), target.mkdir()
+    with remembrances.open(source / "mem.db", embedder="hash:64") as memory:
+        memory.kb.add("The VPN needs MFA.", source="vpn")
+    if not _read_only_mount(source, target):
+        pytest.skip("mount is not permitted here")
+    try:
+        for read_only in (False, True):
+            with remembrances.open(target / "mem.db", read_only=read_only) as memory:
+                assert [h.source for h in memory.kb.search("vpn")] == ["vpn"]
+                assert memory.check().ok
+                reason = "read_only=True" if read_only else "on a read-only file system"
+                with pytest.raises(ReadOnlyError, match=reason):
+                    memory.kb.add("more", source="more")
+        assert sorted(p.name for p in target.iterdir()) == ["mem.db"]  # nothing written
+    finally:
+        subprocess.run(["umount", str(target)], capture_output=True)
