@@ -78,14 +78,21 @@ class CodeSymbol:
         a package's ``__init__.py`` is the package), for names written ``module.Class.method``."""
         return module_name(self.path)
 
+    @property
+    def dotted_name(self) -> str:
+        """The qualified name behind its module (``encodings.cp500.Codec.encode``); a
+        root ``__init__.py``'s module is the project's folder, so its symbols have none."""
+        return f"{self.module}.{self.qualified_name}" if self.module else self.qualified_name
+
     def is_named(self, name: str) -> bool:
         """Whether ``name`` names this symbol: a bare name is its name; a dotted one is
         its qualified name or a suffix of it (``Inner.run``), or its qualified name
         behind its module or the module's tail (``cp500.Codec.encode``)."""
         if "." not in name:
             return self.name == name
-        full = f"{self.module}.{self.qualified_name}" if self.module else self.qualified_name
-        return any(n == name or n.endswith("." + name) for n in (self.qualified_name, full))
+        return any(
+            n == name or n.endswith("." + name) for n in (self.qualified_name, self.dotted_name)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

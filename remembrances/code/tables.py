@@ -626,12 +626,10 @@ def _in_module(
         symbol = _symbol(row)
         if symbol.is_named(wanted):
             named.append(symbol)
-        elif (
-            PurePath(str(row["root"])).name == parts[0]
-            and symbol.module
-            and f"{symbol.module}.{symbol.qualified_name}" == inside
-        ):
-            in_package.append(symbol)  # the whole module path, under the package folder
+        elif PurePath(str(row["root"])).name == parts[0] and symbol.dotted_name == inside:
+            # the whole module path under the package folder; the folder's own
+            # __init__.py has none (``sqlparse.format``)
+            in_package.append(symbol)
     return (named or in_package)[:limit]
 
 

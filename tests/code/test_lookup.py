@@ -166,6 +166,21 @@ def test_a_checkout_named_like_its_package_is_not_read_as_the_package(
     assert code.find_symbol("click.echo", project="click") == []
 
 
+def test_the_package_folders_own_init_is_the_package(code: CodeIndexer, tmp_path: Path) -> None:
+    """``sqlparse/`` indexed as the project: ``sqlparse.format`` is the function its
+    ``__init__.py`` defines, as ``sqlparse.lexer.Lexer`` is lexer.py's class."""
+    root = tmp_path / "sqlparse"
+    (root / "engine").mkdir(parents=True)
+    (root / "__init__.py").write_text("def format(sql):\n    return sql\n")
+    (root / "lexer.py").write_text("class Lexer:\n    def format(self):\n        pass\n")
+    (root / "engine" / "__init__.py").write_text("def format(stream):\n    pass\n")
+    code.index(root)
+    assert [s.path for s in code.find_symbol("sqlparse.format")] == ["__init__.py"]
+    assert [s.path for s in code.find_symbol("sqlparse.engine.format")] == ["engine/__init__.py"]
+    assert [s.path for s in code.find_symbol("sqlparse.lexer.Lexer.format")] == ["lexer.py"]
+    assert code.find_symbol("other.format") == []
+
+
 def test_outline_is_the_nested_symbol_tree(indexed: CodeIndexer, repo: Path) -> None:
     outline = indexed.outline("src/upload.py")
     assert [n.symbol.qualified_name for n in outline] == ["MAX_RETRIES", "retry_upload", "Session"]
