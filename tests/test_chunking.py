@@ -187,6 +187,16 @@ def test_yaml_front_matter_is_not_a_heading() -> None:
     assert chunks[0].text.startswith("---\ntitle: Notes")
 
 
+def test_lines_in_an_html_comment_are_not_headings() -> None:
+    # structlog's index.md: a cog block in a comment labelled the sponsors' section
+    doc = (
+        "# structlog\n\nIntro.\n\n<!-- [[[cog\n# This is mainly called from RTD!\n"
+        "import pathlib\n]]] -->\nOur sponsors.\n<!-- [[[end]]] -->\n\n"
+        "<!-- one line -->\n## Usage\n\nRun it.\n"
+    )
+    assert [path for _, _, path in sections(doc)] == [("structlog",), ("structlog", "Usage")]
+
+
 def test_restructuredtext_titles_nest_by_first_appearance() -> None:
     doc = (
         "=====\nGuide\n=====\n\nIntro.\n\n"
