@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
+from ..discovery import decode_text
 from ..errors import CorruptFileError, InvalidInputError
 from ..records import SOURCE_KINDS
 from ..validation import check_choices
@@ -135,7 +137,8 @@ def _kinds(svc: object, kinds: tuple[str, ...]) -> list[str] | None:
 
 
 @cli.command(
-    epilog='Example:  remembrances enrich "fix the retry bug in upload_file, it broke yesterday"'
+    epilog='Examples:  remembrances enrich "fix the retry bug in upload_file, it broke yesterday"'
+    "\n\n  jq -r .prompt hook.json | remembrances enrich -"
 )
 @click.argument("prompt")
 @click.option("--user", default=None, help="Only this user's events (conversations).")
@@ -165,7 +168,14 @@ def enrich(
     collections: tuple[str, ...],
     tz: str | None,
 ) -> None:
-    """Print the memory that helps with PROMPT, as an agent would get it (empty if none)."""
+    """Print the memory that helps with PROMPT, as an agent would get it (empty if none).
+
+    PROMPT - reads it from stdin: a long paste does not fit on a command line.
+    """
+    if prompt == "-":
+        prompt, reason = decode_text(sys.stdin.buffer.read())
+        if prompt is None:
+            raise click.ClickException(f"stdin: {reason}; enrich takes a text prompt")
     svc = state.service()
     if not state.url:
         # A file too old to read as it is (read-only: no upgrade) is an error here, as in

@@ -157,6 +157,22 @@ def test_enrich_finds_a_kb_document(run: Run, tmp_path: Path) -> None:
     assert "make rollback" in result.stdout
 
 
+def test_enrich_reads_a_long_prompt_from_stdin(run: Run, tmp_path: Path) -> None:
+    # a 190 kB paste failed in the shell ("Argument list too long") before reaching us
+    doc = tmp_path / "rollback.md"
+    doc.write_text("# Rollback\n\nTo roll back a deploy, run make rollback VERSION=previous.\n")
+    run("init")
+    run("kb", "add", str(doc))
+    paste = "Traceback (most recent call last):\n" + "  frame line\n" * 20_000
+    prompt = paste + "how do I roll back a deploy with make rollback?"
+    result = run("enrich", "-", "--json", input=prompt)
+    assert result.exit_code == 0, result.output
+    data = as_json(result)
+    assert data["prompt"] == prompt and "make rollback" in data["context"]
+    binary = run("enrich", "-", input=b"\x00\x01\x02PNG")
+    assert binary.exit_code == 1 and "enrich takes a text prompt" in binary.stderr
+
+
 def test_enrich_reads_yesterday_in_the_zone_given(run: Run, cli_db: Path) -> None:
     run("init")
     hour = yesterday_only_in(ZoneInfo("Asia/Tokyo"))  # not yesterday in UTC, the suite's
