@@ -7,6 +7,7 @@ tables through ``tables.py``. Nothing here writes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Iterable
@@ -231,27 +232,25 @@ class IndexReader:
         else:
             projects = tables.projects(tx)
         for candidate in projects:
-            rel = raw.replace("\\", "/")
-            if Path(raw).is_absolute():
-                try:
-                    rel = Path(raw).resolve().relative_to(candidate.root).as_posix()
-                except (ValueError, OSError):
-                    continue
-            found = tables.file_id(tx, candidate.id, rel.removeprefix("./"))
-            if found is not None:
-                candidates.append((found, candidate.name))
+            for rel in _spellings(raw, candidate.root):
+                found = tables.file_id(tx, candidate.id, rel)
+                if found is not None:
+                    candidates.append((found, candidate.name))
+                    break
         if not candidates:
             if not projects:
                 raise NotFoundError(f"{raw!r} is not an indexed file; index its repository first")
             tail = raw.replace("\\", "/").removeprefix("./").lstrip("/")
-            near = [
-                f"{p.name}:{path}" if len(projects) > 1 else path
-                for p in projects
-                for path in tables.paths_ending(tx, p.id, tail)
-            ]
+            near = [(p, path) for p in projects for path in tables.paths_ending(tx, p.id, tail)]
+            if len(near) == 1:  # named from below the root ("others.py"): the one file
+                project_of, path = near[0]
+                found = tables.file_id(tx, project_of.id, path)
+                if found is not None:
+                    return found, project_of.name
             names = ", ".join(p.name for p in projects)
+            spelled = [f"{p.name}:{path}" if len(projects) > 1 else path for p, path in near]
             hint = (
-                f"did you mean {', '.join(near[:3])}?"
+                f"did you mean {', '.join(spelled[:3])}?"
                 if near
                 else "if it was added or renamed since, index the repository again"
             )
@@ -384,3 +383,14 @@ def _without_generics(name: str) -> str:
         if bare == name:
             return name.strip()
         name = bare
+
+
+def _spellings(raw: str, root: str) -> list[str]:
+    """The project paths ``raw`` may mean: as written (relative to the project's root),
+    and, read from the current folder, its path under the root (a shell in the folder
+    above a package indexed on its own: ``sqlparse/filters/others.py``)."""
+    written = raw.replace("\\", "/")
+    spellings = [] if Path(raw).is_absolute() else [written.removeprefix("./")]
+    with contextlib.suppress(ValueError, OSError):
+        spellings.append(Path(raw).resolve().relative_to(root).as_posix())
+    return list(dict.fromkeys(spellings))

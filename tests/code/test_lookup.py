@@ -181,7 +181,9 @@ def test_the_package_folders_own_init_is_the_package(code: CodeIndexer, tmp_path
     assert code.find_symbol("other.format") == []
 
 
-def test_outline_is_the_nested_symbol_tree(indexed: CodeIndexer, repo: Path) -> None:
+def test_outline_is_the_nested_symbol_tree(
+    indexed: CodeIndexer, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     outline = indexed.outline("src/upload.py")
     assert [n.symbol.qualified_name for n in outline] == ["MAX_RETRIES", "retry_upload", "Session"]
     session = outline[2]
@@ -192,16 +194,27 @@ def test_outline_is_the_nested_symbol_tree(indexed: CodeIndexer, repo: Path) -> 
     assert outline[2].to_dict()["children"][0]["name"] == "Adapter"
     with pytest.raises(NotFoundError, match="index the repository again"):
         indexed.outline("src/missing.py")  # added or renamed since the index, perhaps
-    # named from below the root: the message says the path it has
-    with pytest.raises(NotFoundError, match=r"did you mean src/upload\.py\?"):
-        indexed.outline("upload.py")
+    # named from below the root, or from the shell's folder: the one file it can be
+    assert indexed.outline("upload.py") == outline
+    monkeypatch.chdir(repo.parent)
+    assert indexed.outline(f"{repo.name}/src/upload.py") == outline
+
+
+def test_a_file_named_from_below_the_root_with_several_matches_is_asked_back(
+    code: CodeIndexer, tmp_path: Path
+) -> None:
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "util.py").write_text("def helper():\n    pass\n")
+    code.index(tmp_path)
+    with pytest.raises(NotFoundError, match=r"did you mean a/util\.py, b/util\.py\?"):
+        code.outline("util.py")
 
 
 @pytest.mark.backends("sqlite", "postgresql")
 def test_the_path_hint_is_the_same_on_both_engines(indexed: CodeIndexer) -> None:
-    # named from below the root, in another case: both engines name the indexed path
-    with pytest.raises(NotFoundError, match=r"did you mean src/upload\.py\?"):
-        indexed.outline("UPLOAD.py")
+    # named from below the root, in another case: both engines find the indexed path
+    assert indexed.outline("UPLOAD.py")[0].symbol.name == "MAX_RETRIES"
     with pytest.raises(NotFoundError, match="index the repository again"):
         indexed.outline("%load.py")  # LIKE's wildcards are the file's letters
 
