@@ -170,7 +170,8 @@ def search(
     state: State, query: str, limit: int, collection: str | None, min_score: float | None, mode: str
 ) -> None:
     """Search documents by meaning and keywords."""
-    hits = state.service().kb.search(
+    knowledge = state.service().kb
+    hits = knowledge.search(
         query,
         limit=limit,
         collection=collection,
@@ -179,6 +180,14 @@ def search(
     )
     data = records(hits)
     state.out.emit(data, hits_view(state.out, data, mode))
+    if not hits and collection is not None and hasattr(knowledge, "collections"):
+        held = knowledge.collections()  # a typo read as "nothing relevant" otherwise
+        if collection not in held:
+            names = ", ".join(held) if held else "none yet"
+            state.out.err.print(
+                f"collection {collection!r} holds no documents (collections: {names})",
+                style="dim",
+            )
 
 
 @kb.command(epilog="Example:  remembrances kb get notes/deploy.md")

@@ -60,6 +60,10 @@ def test_kb_ingest_list_search_get_rm(run: Run, notes: Path) -> None:
 
     human = run("kb", "search", "roll back")
     assert human.exit_code == 0 and "Rollback" in human.stdout
+    # a collection's name mistyped: said, not read as "nothing relevant"
+    typo = run("kb", "search", "roll back", "--collection", "defualt")
+    assert typo.exit_code == 0 and "no results" in typo.stdout
+    assert "collection 'defualt' holds no documents (collections: default)" in typo.stderr
 
     got = run("kb", "get", source)
     assert got.exit_code == 0 and "make rollback" in got.stdout
