@@ -173,9 +173,10 @@ def enrich(
     PROMPT - reads it from stdin: a long paste does not fit on a command line.
     """
     if prompt == "-":
-        prompt, reason = decode_text(sys.stdin.buffer.read())
-        if prompt is None:
+        piped, reason = decode_text(sys.stdin.buffer.read())
+        if piped is None:
             raise click.ClickException(f"stdin: {reason}; enrich takes a text prompt")
+        prompt = piped
     svc = state.service()
     if not state.url:
         # A file too old to read as it is (read-only: no upgrade) is an error here, as in
