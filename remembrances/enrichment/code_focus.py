@@ -232,7 +232,7 @@ def _named(
     roots = {p.name: p.root for p in code.projects() if project in (None, p.name)}
     definitions: list[ContextItem] = []
     containers: list[ContextItem] = []  # named classes: after the semantic hits
-    used: list[tuple[str, str]] = []  # (project, name) whose uses to show
+    used: list[CodeSymbol] = []  # the definitions whose uses to show
     focus: dict[str, list[str]] = {}  # project -> files and symbols to map around
     listed: list[ContextItem] = []
     words = _words(prompt)
@@ -242,8 +242,11 @@ def _named(
             item = _definition_item(symbol, roots.get(symbol.project))
             (containers if symbol.kind in CONTAINERS else definitions).append(item)
             focus.setdefault(symbol.project, []).append(symbol.qualified_name)
-            if (symbol.project, symbol.name) not in used:
-                used.append((symbol.project, symbol.name))
+            if all(
+                (s.project, s.qualified_name) != (symbol.project, symbol.qualified_name)
+                for s in used
+            ):
+                used.append(symbol)
         listed.extend(_others_item(name, others))
     for path in paths:
         for project in roots:
@@ -253,7 +256,7 @@ def _named(
             item = _definition_item(symbol, roots.get(symbol.project))
             if all(item.key != d.key for d in definitions):
                 definitions.append(item)
-    uses = [_pool().submit(_uses_item, code, project, name) for project, name in used]
+    uses = [_pool().submit(_uses_item, code, symbol) for symbol in used]
     maps = [_pool().submit(_map_item, code, p, wanted) for p, wanted in focus.items()]
     after = containers + _done_by(uses, answer_by) + _done_by(maps, answer_by)
     return definitions + listed, after
@@ -461,7 +464,12 @@ def _source_text(root: str | None, symbol: CodeSymbol) -> str:
     return "\n".join([*comment, *own])
 
 
-def _uses_item(code: CodeIndexer, project: str, name: str) -> list[ContextItem]:
+def _uses_item(code: CodeIndexer, symbol: CodeSymbol) -> list[ContextItem]:
+    """Where the definition's name is used. References are tokens of the name, so a
+    method that other classes define too (``_process``) would list their uses as well:
+    only the lines in its own class, or naming its class, are kept then, and when none
+    is, the list says it is of the name."""
+    project, name = symbol.project, symbol.name
     refs, lines_seen = [], set()
     for ref in code.references(name, project=project, limit=200):
         # a line once: `import x as x` and `json=json` hold the name twice
@@ -470,6 +478,15 @@ def _uses_item(code: CodeIndexer, project: str, name: str) -> list[ContextItem]:
             refs.append(ref)
     if not refs:
         return []
+    owner = symbol.qualified_name.rpartition(".")[0]
+    if owner:
+        defined = {s.qualified_name for s in code.find_symbol(name, project=project, limit=50)}
+        if len(defined) > 1:
+            own = [r for r in refs if _in_owner(r.symbol, r.line_text, owner)]
+            if own:
+                refs, name = own, symbol.qualified_name
+            else:
+                name = f"the name {name} ({len(defined)} definitions of it)"
     shown = refs[:MAX_USES]
     lines = [
         f"{r.path}:{r.line}" + (f" in {r.symbol}" if r.symbol else "") + f": {r.line_text.strip()}"
@@ -479,6 +496,16 @@ def _uses_item(code: CodeIndexer, project: str, name: str) -> list[ContextItem]:
         lines.append(f"... {len(refs) - len(shown)} more")
     origin = f"[{project}] uses of {name}"
     return [ContextItem("code", origin, "\n".join(lines), None, f"code:uses:{project}:{name}")]
+
+
+def _in_owner(enclosing: str | None, line: str, owner: str) -> bool:
+    """Whether a use is in ``owner`` (``self._process()`` in its own methods) or names
+    it (``StripCommentsFilter._process(...)``)."""
+    return (
+        (enclosing or "").startswith(owner + ".")
+        or enclosing == owner
+        or (re.search(rf"\b{re.escape(owner.rsplit('.', 1)[-1])}\b", line) is not None)
+    )
 
 
 def _map_item(code: CodeIndexer, project: str, focus: list[str]) -> list[ContextItem]:

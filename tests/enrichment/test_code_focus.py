@@ -91,6 +91,34 @@ def test_a_named_method_comes_first_with_its_uses_and_its_map(
     assert sum("Scheduler.next_run (method)" in o for o in origins) == 1
 
 
+def test_the_uses_of_a_method_other_classes_define_too_are_its_own(
+    tmp_path: Path, location: str
+) -> None:
+    # "where is StripCommentsFilter._process used?" listed every class's _process calls
+    write(
+        tmp_path / "filters",
+        {
+            "others.py": "class StripCommentsFilter:\n"
+            "    def _process(self, tlist):\n        return tlist\n\n"
+            "    def process(self, stmt):\n        return self._process(stmt)\n\n\n"
+            "class SpacesFilter:\n"
+            "    def _process(self, tlist):\n        return tlist\n\n"
+            "    def process(self, stmt):\n        return self._process(stmt)\n",
+            "run.py": "from others import StripCommentsFilter\n\n\n"
+            "def strip(stmt):\n    return StripCommentsFilter()._process(stmt)\n",
+        },
+    )
+    with remembrances.open(location, embedder="hash:64") as svc:
+        svc.code.index(tmp_path / "filters", project="filters")
+        code = ContextEnricher(svc).enrich("where is StripCommentsFilter._process used?")
+        uses = next(i for i in code.items["code"] if "uses of" in i.origin)
+        assert uses.origin == "[filters] uses of StripCommentsFilter._process"
+        assert uses.text.splitlines() == [
+            "others.py:6 in StripCommentsFilter.process: return self._process(stmt)",
+            "run.py:5 in strip: return StripCommentsFilter()._process(stmt)",
+        ]
+
+
 def test_snake_case_and_paths(service: RemembrancesService) -> None:
     text = ContextEnricher(service).enrich_context("does formatDate handle time zones?")
     assert "web/format.js:1-3 formatDate (function)" in text
