@@ -331,6 +331,8 @@ class ContextEnricher:
             for item in items:
                 if item.score is not None and item.score < threshold * ITEM_FLOOR:
                     continue
+                if item.score is not None and item.score < threshold and item.holds_words is False:
+                    continue  # under the gate on meaning alone: a guess
                 normal = _normal(
                     item.text, prose=item.source == "kb" or item.language == "markdown"
                 )

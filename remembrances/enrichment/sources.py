@@ -69,6 +69,9 @@ class ContextItem:
     #: When an event happened, and its place in its conversation: the order to tell
     #: a time window's events in.
     when: tuple[datetime, int] | None = field(default=None, compare=False)
+    #: Whether the hit holds a word of the query (None: not known). One that does not
+    #: must reach the gate itself to come along (:meth:`ContextEnricher._filter`).
+    holds_words: bool | None = field(default=None, compare=False)
 
     @property
     def source_kind(self) -> str:
@@ -179,6 +182,7 @@ def event_item(
         key,
         metadata=hit.metadata,
         when=(hit.occurred_at, hit.position or 0),
+        holds_words=None if hit.text_score is None else hit.text_score > 0,
     )
 
 

@@ -15,7 +15,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -932,7 +932,7 @@ class EventLog:
         )
         events = self._by_ids([int(r.source) for r in results if r.source.isdigit()])
         scored = [
-            events[int(r.source)].with_score(r.score)
+            replace(events[int(r.source)], score=r.score, text_score=r.text_score or 0.0)
             for r in results
             if r.source.isdigit()
             and int(r.source) in events

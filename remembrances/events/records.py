@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -30,6 +30,10 @@ class Event:
     #: With ``search(window=N)``: up to N turns of the same session before and after.
     before: tuple[Event, ...] = ()
     after: tuple[Event, ...] = ()
+    #: Set by a search: the share of the query's words the event holds (word
+    #: coverage, docs/search.md); 0 when its score comes from meaning (or its
+    #: neighbours) alone. The enricher asks more of such events.
+    text_score: float | None = field(default=None, compare=False)
 
     @property
     def text(self) -> str:  # the name every other search result uses

@@ -23,6 +23,7 @@ from remembrances.enrichment import (
     LLMPlanner,
     OpenAIChat,
 )
+from remembrances.enrichment.sources import ContextItem
 
 from .chat_server import ChatServer
 from .corpus import DOCUMENTS, NOW, populate
@@ -654,3 +655,37 @@ def test_front_matter_that_never_closes_is_read_in_linear_time() -> None:
     short = "---\ntitle: X\ndescription: |\n    a\n\n    b\n---\n\nBody."
     assert short[front_matter_end(short) :] == "Body."
     assert front_matter_end("---\n\nA rule, then text.\n---\n") == 0  # no key: a rule
+
+
+def test_an_item_under_the_gate_needs_a_word_of_the_question() -> None:
+    # "What do you suggest?" came along with a code question on its neighbours' score
+    def event(key: str, score: float, holds_words: bool | None) -> ContextItem:
+        return ContextItem("events", key, f"turn {key}", score, key, holds_words=holds_words)
+
+    found = {
+        "events": [
+            event("best", 0.05, True),
+            event("meaning alone, over the gate", 0.045, False),
+            event("a word, under the gate", 0.03, True),
+            event("meaning alone, under the gate", 0.03, False),
+            event("not known", 0.03, None),
+            event("under the floor", 0.01, True),
+        ]
+    }
+    kept = ContextEnricher._filter(found, EnricherConfig())["events"]
+    assert [i.key for i in kept] == [
+        "best",
+        "meaning alone, over the gate",
+        "a word, under the gate",
+        "not known",
+    ]
+
+
+def test_an_events_search_says_which_events_hold_a_word_of_the_query(location: str) -> None:
+    with remembrances.open(location, embedder=HashEmbedder(64)) as svc:
+        svc.events.log("The payment API returns 429 when it is rate limited.", subject="ops")
+        svc.events.log("Lunch was pizza.", subject="ops")
+        hits = {h.content: h for h in svc.events.search("payment rate limits", min_score=0.0)}
+        assert hits["The payment API returns 429 when it is rate limited."].text_score > 0.5
+        assert hits["Lunch was pizza."].text_score == 0.0
+        assert svc.events.list(limit=1)[0].text_score is None  # listed, not searched
