@@ -215,12 +215,11 @@ def get(state: State, source: str, collection: str) -> None:
 def rm(state: State, source: str, collection: str) -> None:
     """Remove a document (SOURCE as for kb get)."""
     knowledge = state.service(write=True).kb
-    if not knowledge.delete(source, collection=collection):
-        knowledge.get(source, collection=collection)  # its error names what does exist
+    name = knowledge.resolve(source, collection=collection)  # its error names what exists
+    if not knowledge.delete(name, collection=collection):
         raise click.ClickException(f"no document {source!r} in collection {collection!r}")
-    state.out.emit(
-        {"source": source, "collection": collection, "deleted": True}, f"removed {source}"
-    )
+    # the name it had ("api/why.md"), not the spelling given ("why.md")
+    state.out.emit({"source": name, "collection": collection, "deleted": True}, f"removed {name}")
 
 
 @kb.command("list", epilog="Example:  remembrances kb list --collection notes")

@@ -153,6 +153,14 @@ def test_kb_rm_missing_document_is_a_user_error(run: Run) -> None:
     assert result.exit_code == 1 and "no document" in result.stderr
 
 
+def test_kb_rm_says_the_name_it_removed(run: Run, tmp_path: Path) -> None:
+    (tmp_path / "api").mkdir()
+    (tmp_path / "api" / "why.md").write_text("# Why\n\nBecause.\n")
+    run("kb", "ingest", str(tmp_path))
+    result = run("kb", "rm", "why.md")  # a part of its name
+    assert result.exit_code == 0 and result.stdout.strip() == "removed api/why.md"
+
+
 def test_kb_watch_once_syncs_the_directory(run: Run, notes: Path) -> None:
     result = run("kb", "watch", str(notes), "--once")
     assert result.exit_code == 0, result.output
