@@ -85,8 +85,8 @@ class IndexWriter:
                 return tables.add_project(tx, name, str(root))
             if found.root != str(root) and Path(found.root).exists():
                 raise InvalidInputError(
-                    f"project {name!r} is already indexed from {found.root}; pass another "
-                    f"project= for {root}, or remove {name!r} first"
+                    f"project {name!r} is already indexed from {found.root}; give {root} "
+                    f"another project name (--project, project=), or remove {name!r} first"
                 )
             if found.root != str(root):  # the repository moved: follow it
                 tables.move_project(tx, found.id, str(root))

@@ -76,7 +76,7 @@ class GoogleEmbedder(RemoteEmbedder):
         if api_key is None:
             raise EmbedderUnavailableError(
                 "the google embedder needs an API key: set GOOGLE_API_KEY (or GEMINI_API_KEY) "
-                "or pass api_key=..."
+                "(from Python, api_key=... works too)"
             )
         genai = import_sdk("google.genai", provider="google", extra="google")
         self._types = import_sdk("google.genai.types", provider="google", extra="google")

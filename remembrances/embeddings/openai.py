@@ -77,8 +77,9 @@ class OpenAIEmbedder(RemoteEmbedder):
         if api_key is None:
             if base_url is None or OFFICIAL_HOST in base_url:
                 raise EmbedderUnavailableError(
-                    "the openai embedder needs an API key: set OPENAI_API_KEY or pass api_key=... "
-                    "(or point OPENAI_BASE_URL at a compatible server that needs no key)"
+                    "the openai embedder needs an API key: set OPENAI_API_KEY (from Python, "
+                    "api_key=... works too), or point OPENAI_BASE_URL at a compatible server "
+                    "that needs no key"
                 )
             api_key = "no-key"  # compatible servers without auth still get a header
         self._sdk = import_sdk("openai", provider="openai", extra="openai")

@@ -79,7 +79,8 @@ class VoyageEmbedder(RemoteEmbedder):
         api_key = api_key or os.environ.get("VOYAGE_API_KEY") or None
         if api_key is None:
             raise EmbedderUnavailableError(
-                "the voyage embedder needs an API key: set VOYAGE_API_KEY or pass api_key=..."
+                "the voyage embedder needs an API key: set VOYAGE_API_KEY (from Python, "
+                "api_key=... works too)"
             )
         self._sdk = import_sdk("voyageai", provider="voyage", extra="voyage")
         self._errors = self._sdk.error
