@@ -253,6 +253,16 @@ def subjects(state: State) -> None:
     state.out.emit(counts, state.out.table(("subject", "events"), list(counts.items())))
 
 
+@events.command(epilog="Example:  remembrances events sessions --user alice")
+@click.option("--user", default=None, help="Only this user's conversations.")
+@json_option
+@pass_state
+def sessions(state: State, user: str | None) -> None:
+    """Conversations (sessions) with how many turns each has, most recently active first."""
+    counts = state.service().events.sessions(user=user)
+    state.out.emit(counts, state.out.table(("session", "turns"), list(counts.items())))
+
+
 @events.command(
     "import",
     epilog="Example:  remembrances events import chat.jsonl --session support-42 --user alice",

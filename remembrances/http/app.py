@@ -467,6 +467,12 @@ def build_app(
         """Distinct subjects with their event counts."""
         return jsonable(svc.events.subjects())
 
+    @v1.get("/events/sessions", tags=["events"])
+    def events_sessions(user: str | None = None) -> Any:
+        """Conversations (sessions) with their turn counts, most recently active first;
+        ``user``: only that user's."""
+        return jsonable(svc.events.sessions(user=user))
+
     # -- code -------------------------------------------------------------------------
 
     @v1.post("/code/index", tags=["code"])

@@ -225,6 +225,9 @@ class _Events:
     def subjects(self) -> Any:
         return self._c.call("GET", "/v1/events/subjects")
 
+    def sessions(self, *, user: str | None = None) -> Any:
+        return self._c.call("GET", "/v1/events/sessions", query={"user": user})
+
 
 class _Code:
     def __init__(self, client: Client) -> None:

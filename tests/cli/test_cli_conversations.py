@@ -29,6 +29,10 @@ def test_import_a_json_transcript_then_again(run: Run, tmp_path: Path) -> None:
     human = run("events", "search", "keyboard", "--user", "alice", "--window", "1", "-n", "1")
     assert human.exit_code == 0 and "Congratulations" in human.stdout
     assert as_json(run("events", "list", "--user", "bob", "--json")) == []
+    # the conversations are listed from a terminal too, per user
+    assert as_json(run("events", "sessions", "--json")) == {"chat": 3}
+    assert as_json(run("events", "sessions", "--user", "bob", "--json")) == {}
+    assert "chat" in run("events", "sessions", "--user", "alice").stdout
     # two neighbouring hits: each turn is one row (a hit is not repeated as context)
     both = run("events", "search", "Miso", "--user", "alice", "--window", "1", "-n", "3")
     assert both.stdout.count("Congratulations") == 1 and both.stdout.count("adopted") == 1

@@ -73,6 +73,8 @@ READS: list[tuple[str, ...]] = [
     ("events", "search", "upload", "--mode", "text", "--min-score", "0.1"),
     ("events", "list", "-n", "5"),
     ("events", "subjects"),
+    ("events", "sessions"),
+    ("events", "sessions", "--user", "alice"),
     ("code", "search", "upload file retry", "--project", "app"),
     ("code", "search", "upload", "--mode", "text", "--min-score", "0.1"),
     ("code", "symbol", "Uploader.upload_file"),

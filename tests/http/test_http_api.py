@@ -18,7 +18,7 @@ ROUTES = {
     ("get", "/v1/kb/document"), ("delete", "/v1/kb/document"), ("post", "/v1/kb/ingest"),
     ("post", "/v1/kb/search"), ("post", "/v1/events"), ("get", "/v1/events"),
     ("post", "/v1/events/search"), ("delete", "/v1/events/{event_id}"),
-    ("post", "/v1/events/prune"), ("post", "/v1/events/forget"), ("get", "/v1/events/subjects"), ("post", "/v1/code/index"),
+    ("post", "/v1/events/prune"), ("post", "/v1/events/forget"), ("get", "/v1/events/subjects"), ("get", "/v1/events/sessions"), ("post", "/v1/code/index"),
     ("post", "/v1/code/search"), ("get", "/v1/code/symbols"), ("get", "/v1/code/outline"),
     ("get", "/v1/code/references"), ("get", "/v1/code/projects"),
     ("delete", "/v1/code/projects/{project}"), ("post", "/v1/events/conversations"),
