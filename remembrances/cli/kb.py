@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ..discovery import decode_text
+from ..errors import InvalidInputError, NotFoundError
 from .app import State, cli, json_option, pass_state
 from .options import MODES, meta_option, parse_metadata
 from .render import hits_view, record, records
@@ -192,19 +193,47 @@ def search(
 
 @kb.command(epilog="Example:  remembrances kb get notes/deploy.md")
 @click.argument("source")
-@click.option("--collection", default="default", show_default=True)
+@click.option(
+    "--collection",
+    default=None,
+    help="The document's collection [default: 'default', else the one that holds it].",
+)
 @json_option
 @pass_state
-def get(state: State, source: str, collection: str) -> None:
+def get(state: State, source: str, collection: str | None) -> None:
     """Print a stored document's text (--json: with its metadata).
 
     SOURCE may also be the document's file path, or any unambiguous part of it.
     """
-    data = record(state.service().kb.get(source, collection=collection))
+    knowledge = state.service().kb
+    try:
+        found = knowledge.get(source, collection=collection or "default")
+    except NotFoundError:
+        holders = [] if collection is not None else _collections_holding(knowledge, source)
+        if len(holders) != 1:
+            raise  # its message names the collections that hold it
+        found = knowledge.get(source, collection=holders[0])
+    data = record(found)
     if state.out.as_json:
         state.out.json(data)
     else:
         click.echo(data.get("text") or "")
+
+
+def _collections_holding(knowledge: Any, source: str) -> list[str]:
+    """The collections other than "default" where ``source`` names one document."""
+    if not hasattr(knowledge, "collections"):
+        return []  # through --url: the server's error says where it is
+    holders = []
+    for name in knowledge.collections():
+        if name == "default":
+            continue
+        try:
+            knowledge.resolve(source, collection=name)
+        except (NotFoundError, InvalidInputError):
+            continue
+        holders.append(name)
+    return holders
 
 
 @kb.command(epilog="Example:  remembrances kb rm notes/old.md")

@@ -153,6 +153,16 @@ def test_kb_rm_missing_document_is_a_user_error(run: Run) -> None:
     assert result.exit_code == 1 and "no document" in result.stderr
 
 
+def test_kb_get_finds_the_one_collection_that_holds_it(run: Run) -> None:
+    run("kb", "add", "-", "--source", "runbook.md", "--collection", "ops", input="Restart it.")
+    got = run("kb", "get", "runbook.md")  # not in "default": the one collection with it
+    assert got.exit_code == 0 and got.stdout.strip() == "Restart it."
+    run("kb", "add", "-", "--source", "runbook.md", "--collection", "dev", input="Rebuild it.")
+    both = run("kb", "get", "runbook.md")  # two hold it: the error says which
+    assert both.exit_code == 1 and "'dev'" in both.stderr and "'ops'" in both.stderr
+    assert run("kb", "get", "runbook.md", "--collection", "dev").stdout.strip() == "Rebuild it."
+
+
 def test_kb_rm_says_the_name_it_removed(run: Run, tmp_path: Path) -> None:
     (tmp_path / "api").mkdir()
     (tmp_path / "api" / "why.md").write_text("# Why\n\nBecause.\n")
