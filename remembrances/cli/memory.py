@@ -10,6 +10,7 @@ import click
 from ..discovery import decode_text
 from ..errors import CorruptFileError, InvalidInputError
 from ..records import SOURCE_KINDS
+from ..storage.filters import as_timestamp
 from ..validation import check_choices
 from .app import State, cli, json_option, pass_state
 from .options import MODES
@@ -83,6 +84,7 @@ def search(
     (and says so when other kinds were asked for).
     """
     svc = state.service()
+    as_timestamp(since, "since"), as_timestamp(until, "until")  # a bad time: no note first
     if (since or until) and (not kinds or set(kinds) - {"event", "events"}):
         state.out.err.print(
             "note: --since/--until select events only (documents and code have no time); "

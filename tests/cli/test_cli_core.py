@@ -139,6 +139,7 @@ def test_search_bad_time_is_a_user_error(run: Run) -> None:
     result = run("search", "x", "--since", "last tuesday")
     assert result.exit_code == 1
     assert "ISO 8601" in result.stderr
+    assert "note:" not in result.stderr  # not "searching events" before the error
 
 
 def test_enrich_json_and_empty_memory(run: Run) -> None:
