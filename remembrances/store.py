@@ -472,6 +472,18 @@ class Store:
             tx.execute(sql, params)
             return tx.changes()
 
+    def rename_source(self, kind: str, collection: str, source: str, new: str) -> int:
+        """Give a source's chunks another name, in place (ids, vectors and text stay);
+        returns how many chunks it has. The new name must be free in the collection."""
+        params = [check_name(new, "source"), check_name(kind, "kind")]
+        params += [check_name(collection, "collection"), check_name(source, "source")]
+        with self.engine.write() as tx:
+            tx.execute(
+                "UPDATE chunks SET source = ? WHERE kind = ? AND collection = ? AND source = ?",
+                params,
+            )
+            return tx.changes()
+
     def forget_embeddings(self, hashes: Iterable[str]) -> int:
         """Drop the cached vectors of ``hashes`` that no chunk uses any more; returns how
         many. The cache is keyed by a hash of the embedded text, so a text that must be

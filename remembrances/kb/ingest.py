@@ -48,7 +48,9 @@ class Documents(Protocol):
 
     def known_files(self, collection: str) -> dict[str, dict[str, Any]]: ...
 
-    def collection_root(self, collection: str, folder: Path) -> Path: ...
+    def collection_root(
+        self, collection: str, folder: Path, *, holds_root: bool = True
+    ) -> Path: ...
 
     def stage(
         self,
@@ -70,6 +72,8 @@ class Documents(Protocol):
     ) -> Committed: ...
 
     def delete(self, source: str, *, collection: str = "default") -> bool: ...
+
+    def rename(self, renames: Mapping[str, str], *, collection: str = "default") -> None: ...
 
 
 def _check_max_bytes(max_bytes: Any) -> int:
@@ -125,11 +129,14 @@ def ingest(
         json.dumps([kb.chunker.fingerprint, metadata], sort_keys=True, default=str).encode()
     ).hexdigest()[:16]
     known = kb.known_files(collection)
-    base = kb.collection_root(collection, root if root.is_dir() else root.parent)
+    base = kb.collection_root(
+        collection, root if root.is_dir() else root.parent, holds_root=root.is_dir()
+    )
     below = _named_from_below(kb, collection, known, base, files)
-    moved: set[Path] = set()
     if below:  # first, so that the names they leave are free for this ingest's files
-        moved = _rename(kb, collection, below, metadata, settings, max_bytes, report)
+        # in place and at once; the loop then reads each file again into its document
+        renames = {str(known[str(p)]["source"]): name for p, name in below.items()}
+        kb.rename(renames, collection=collection)
         known = kb.known_files(collection)
     taken = {row["source"]: key for key, row in known.items()}
     renamed: list[str] = []  # documents named by their absolute path before
@@ -141,9 +148,6 @@ def ingest(
             progress("files", done, len(files))
         key = str(item.path)
         row = known.get(key)
-        if item.path in moved:
-            kept.add(key)
-            continue
         legacy = row is not None and row["source"] == key  # named by its absolute path
         if (
             row is not None
@@ -233,52 +237,6 @@ def _named_from_below(
         if full.endswith("/" + str(row["source"])) and kb.known(collection, full) is None:
             found[item.path] = full
     return found
-
-
-def _rename(
-    kb: Documents,
-    collection: str,
-    moved: Mapping[Path, str],
-    metadata: dict[str, Any],
-    settings: str,
-    max_bytes: int,
-    report: IngestReport,
-) -> set[Path]:
-    """Store each moved file's document under its new name and drop the old one; the
-    files done. The text is chunked again; its vectors come from the embedding cache.
-    A file that cannot be read or stored now is left to the ingest's loop, which
-    reports it."""
-    known = kb.known_files(collection)
-    group: list[StagedDocument] = []
-    for path, name in moved.items():
-        content = read_text(path, max_bytes=max_bytes)
-        if content.text is None:
-            continue
-        relative = _relative(str(path), Path(report.root))
-        try:
-            staged = kb.stage(
-                content.text,
-                source=name,
-                title=None,
-                metadata={**metadata, "path": relative},
-                collection=collection,
-                format=format_for(str(path), "text"),
-                file=FileStamp(str(path), content.size, content.mtime_ns, settings),
-                known=None,
-            )
-        except InvalidInputError:
-            continue
-        if isinstance(staged, StagedDocument):
-            staged.label = relative
-            group.append(staged)
-    if group:
-        _flush(kb, group, report, {s.label for s in group})
-    done = set()
-    for staged in group:
-        assert staged.file is not None
-        kb.delete(str(known[staged.file.path]["source"]), collection=collection)
-        done.add(Path(staged.file.path))
-    return done
 
 
 def _source_for(

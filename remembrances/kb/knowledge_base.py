@@ -24,7 +24,7 @@ from typing import Any
 from .. import fusion
 from ..chunking import MAX_LEAD_CHARS, Chunker, Format, sentence_lead
 from ..cjk import cjk_words
-from ..errors import NotFoundError
+from ..errors import InvalidInputError, NotFoundError
 from ..name_match import name_matches
 from ..progress import Progress
 from ..records import SearchResult
@@ -263,16 +263,18 @@ class KnowledgeBase:
             rows = tables.known_files(tx, collection)
         return {row["path"]: row.to_dict() for row in rows}
 
-    def collection_root(self, collection: str, folder: Path) -> Path:
+    def collection_root(self, collection: str, folder: Path, *, holds_root: bool = True) -> Path:
         """The folder ``collection``'s documents are named from: the first one ingested,
         recorded now if ``folder`` is the first, if the recorded one no longer exists
         (the folder was moved: its documents follow it), or if ``folder`` holds it (a
-        parent ingested after its subfolder: names are from the parent on)."""
+        parent ingested after its subfolder: names are from the parent on). The
+        folder of a single file ingested (``holds_root`` False) never takes over."""
         with self._write_lock, self.store.transaction() as tx:
             root = tables.root(tx, collection)
             if root is not None and under(str(folder), [root]):
                 return Path(root)
-            if root is None or not Path(root).is_dir() or under(root, [str(folder)]):
+            parent = holds_root and root is not None and under(root, [str(folder)])
+            if root is None or not Path(root).is_dir() or parent:
                 tables.set_root(tx, collection, str(folder))
         return folder
 
@@ -347,6 +349,19 @@ class KnowledgeBase:
         with self._write_lock, self.store.transaction() as tx:
             self.store.delete_source(KIND, source, collection=collection)
             return bool(tables.delete(tx, collection, source))
+
+    def rename(self, renames: Mapping[str, str], *, collection: str = "default") -> None:
+        """Give documents new names (old -> new), in place (their chunks and vectors
+        stay) and all at once: each new name must be free when its turn comes (one an
+        earlier rename left is), else nothing is renamed."""
+        collection = check_name(collection, "collection")
+        self.check_writable()
+        with self._write_lock, self.store.transaction() as tx:
+            for old, new in renames.items():
+                if tables.document(tx, collection, new) is not None:
+                    raise InvalidInputError(f"{new!r} is already a document of {collection!r}")
+                self.store.rename_source(KIND, collection, old, new)
+                tables.rename(tx, collection, old, new)
 
     def delete_collection(self, collection: str) -> int:
         """Delete every document of a collection; returns how many there were."""

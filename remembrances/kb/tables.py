@@ -224,6 +224,15 @@ def sources_and_paths(tx: Transaction, collection: str) -> list[tuple[str, str |
     return [(str(r["source"]), r["path"]) for r in rows]
 
 
+def rename(tx: Transaction, collection: str, source: str, new: str) -> None:
+    """A document's new name; its settings are cleared, so the next ingest reads its file
+    again (its fingerprint and metadata ``path`` were made under the old name)."""
+    tx.execute(
+        "UPDATE kb_documents SET source = ?, settings = '' WHERE collection = ? AND source = ?",
+        (new, collection, source),
+    )
+
+
 def delete(tx: Transaction, collection: str, source: str) -> int:
     tx.execute("DELETE FROM kb_documents WHERE collection = ? AND source = ?", (collection, source))
     return tx.changes()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from remembrances import NotFoundError, Store
+from remembrances import InvalidInputError, NotFoundError, Store
 from remembrances.cli import cli
 from remembrances.kb import KnowledgeBase
 
@@ -81,6 +81,26 @@ def test_the_parent_ingested_after_its_subfolder_names_every_file_from_the_paren
     assert again.added == ["upgrade.md"] and again.updated == []
     assert "guide/upgrade.md" in {d.source for d in kb.list()}
     assert kb.ingest(docs).updated == []
+
+
+def test_a_file_ingested_alone_from_a_parent_folder_renames_nothing(
+    kb: KnowledgeBase, docs: Path
+) -> None:
+    kb.ingest(docs / "guide")
+    kb.ingest(docs / "cli.md")  # one file: its folder does not become the collection's
+    assert kb.ingest(docs / "guide").updated == []
+    assert sorted(d.source for d in kb.list()) == ["README.md", "cli.md", "install.md"]
+
+
+def test_renames_are_made_all_at_once_or_not_at_all(kb: KnowledgeBase, docs: Path) -> None:
+    kb.ingest(docs / "guide")  # "README.md", "install.md"
+    with pytest.raises(InvalidInputError, match="already a document"):
+        kb.rename({"install.md": "guide/install.md", "README.md": "guide/install.md"})
+    assert sorted(d.source for d in kb.list()) == ["README.md", "install.md"]
+    assert [h.source for h in kb.search("pip install", limit=1)] == ["install.md"]
+    kb.rename({"install.md": "guide/install.md"})
+    assert [h.source for h in kb.search("pip install", limit=1)] == ["guide/install.md"]
+    assert kb.get("guide/install.md").path == str(docs / "guide" / "install.md")
 
 
 def test_a_name_held_by_hand_is_not_taken_by_a_document_named_from_below(
