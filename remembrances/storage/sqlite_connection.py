@@ -70,9 +70,11 @@ def connect(
             _configure(conn, inspect)
         except (apsw.ReadOnlyError, apsw.CantOpenError):
             # A WAL file in a folder this user cannot write, or on a read-only file
-            # system (no -shm can be made): readable only as an immutable snapshot.
+            # system (no -shm can be made): readable only as an immutable snapshot,
+            # which does not read the -wal file, so only when that holds nothing.
             if not path.is_file():
                 raise
+            _check_no_pending_wal(path)
             conn.close()
             uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?immutable=1"
             conn = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
@@ -84,6 +86,23 @@ def connect(
             raise _open_error(exc, path) from exc
         raise
     return conn
+
+
+def _check_no_pending_wal(path: Path) -> None:
+    """StorageError when ``path``'s -wal file holds writes not yet in the file: read as
+    an immutable snapshot, the memory would silently lack them."""
+    wal = Path(f"{path}-wal")
+    try:
+        pending = wal.stat().st_size > 0
+    except OSError:
+        return  # no -wal file
+    if pending:
+        raise StorageError(
+            f"cannot open the memory file {str(path)!r} here: its -wal file holds changes "
+            f"not yet written into it, which this user cannot read ({why_not_writable(path)}); "
+            "open it once where it is writable (any command writes them in), or copy the "
+            "file with its -wal and -shm files somewhere writable"
+        )
 
 
 def _open_error(exc: apsw.Error, path: Path) -> RemembrancesError:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import remembrances
-from remembrances import Chunk, ReadOnlyError, Store
+from remembrances import Chunk, ReadOnlyError, StorageError, Store
 from remembrances.embeddings import HashEmbedder
 from remembrances.integrity import check
 
@@ -191,16 +191,25 @@ def test_a_memory_on_a_read_only_file_system_is_searched_and_checked(tmp_path: P
     source.mkdir(), target.mkdir()
     with remembrances.open(source / "mem.db", embedder="hash:64") as memory:
         memory.kb.add("The VPN needs MFA.", source="vpn")
+        # a snapshot copied while the memory was open: its last write is in the -wal
+        memory.kb.add("The wiki moved to Confluence.", source="wiki")
+        (source / "pending").mkdir()
+        for name in ("mem.db", "mem.db-wal"):
+            shutil.copyfile(source / name, source / "pending" / name)
     if not _read_only_mount(source, target):
         pytest.skip("mount is not permitted here")
     try:
         for read_only in (False, True):
             with remembrances.open(target / "mem.db", read_only=read_only) as memory:
-                assert [h.source for h in memory.kb.search("vpn")] == ["vpn"]
+                assert memory.kb.search("vpn")[0].source == "vpn"
+                assert memory.kb.count() == 2  # the last write too
                 assert memory.check().ok
                 reason = "read_only=True" if read_only else "on a read-only file system"
                 with pytest.raises(ReadOnlyError, match=reason):
                     memory.kb.add("more", source="more")
-        assert sorted(p.name for p in target.iterdir()) == ["mem.db"]  # nothing written
+        assert sorted(p.name for p in target.iterdir()) == ["mem.db", "pending"]  # no -shm
+        # an immutable read would not see the -wal's write: refused, not silently stale
+        with pytest.raises(StorageError, match="its -wal file holds changes"):
+            remembrances.open(target / "pending" / "mem.db", read_only=True)
     finally:
         subprocess.run(["umount", str(target)], capture_output=True)
