@@ -34,7 +34,7 @@ import numpy as np
 
 from ..embeddings.base import Vectors
 from ..errors import NotAMemoryError, SchemaVersionError
-from ..fts_query import query_terms
+from ..fts_query import query_terms, written_apart, written_joined
 from ..storage import text_match as coverage_math
 from ..storage.engine import Candidates, Engine, NewChunk, VectorIndexKind
 from ..storage.filters import ChunkFilter
@@ -448,8 +448,8 @@ class PostgresEngine:
     def rare_words(self, tx: Transaction, query: str, share: float) -> list[str]:
         words = query_terms(fold(query))
         totals = tx.execute("SELECT chunks FROM text_totals").scalar()
-        if len(words) < 2 or not totals:
-            return []
+        if len(words) < 2 or not totals or written_apart(query) or written_joined(query):
+            return []  # as on SQLite: text_match.rare_words
         pairs = self._stems(tx, words)
         found = {
             str(r["term"]): int(r["chunks"])
@@ -501,19 +501,19 @@ class PostgresEngine:
             for r in tx.execute("SELECT term, chunks FROM text_terms WHERE term = ANY(?)", (stems,))
         }
         prefixes = coverage_math.near_prefixes(stems)
-        if not found and not prefixes:
-            return {}
-        weights = [coverage_math.idf(found.get(s, 0), chunks) for s in stems]
-        mean_length = tokens / max(chunks, 1)
         position = {stem: i for i, stem in enumerate(stems)}
-        joined = (
-            coverage_math.identifiers(query, lambda ws: self.stems(tx, ws)) if joined_names else []
-        )
         written_as_one = coverage_math.compound_positions(
             coverage_math.compounds(query, lambda ws: self.stems(tx, ws)), position
         )
         written_as_two = coverage_math.apart_positions(
             coverage_math.apart(query, lambda ws: self.stems(tx, ws)), position
+        )
+        if not found and not prefixes and not written_as_one and not written_as_two:
+            return {}  # no chunk holds a word of the query in any spelling
+        weights = [coverage_math.idf(found.get(s, 0), chunks) for s in stems]
+        mean_length = tokens / max(chunks, 1)
+        joined = (
+            coverage_math.identifiers(query, lambda ws: self.stems(tx, ws)) if joined_names else []
         )
         parts_apart = sorted({stem for pair in written_as_two for stem in pair})
         texts: dict[int, str] = {}

@@ -261,8 +261,8 @@ def rare_words(conn: apsw.Connection, query: str, share: float) -> list[str]:
     some of its words are rare and some are not (asking for the rare ones first
     changes nothing otherwise). A word no chunk holds is not asked for at all."""
     words = query_terms(query)
-    if len(words) < 2:
-        return []
+    if len(words) < 2 or written_apart(query) or written_joined(query):
+        return []  # a word held only in its other spelling counts as held by none
     totals = conn.execute(
         "SELECT fts_totals(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1",
         (match_any(words),),

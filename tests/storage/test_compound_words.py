@@ -72,3 +72,25 @@ def test_letters_and_a_number_match_however_written(store: Store) -> None:
     for query in ("rfc5545", "RFC 5545", "RFC-5545"):
         found = _text_scores(store, query)
         assert found["spaced"] > 0.9 and found["one"] > 0.9, (query, found)
+
+
+def test_a_short_word_held_only_in_its_other_spelling_counts(store: Store) -> None:
+    # PostgreSQL returned no coverage when no chunk held a query word as written and
+    # the words were under six letters (no near-word lookup either)
+    store.put_source("kb", "login", [Chunk("Run the log in command first.")])
+    store.put_source("kb", "utf", [Chunk("Strings are UTF-8 by default.")])
+    store.put_source("kb", "other", [Chunk("The deploy went out on Friday.")])
+    assert _text_scores(store, "login")["login"] > 0.8
+    assert _text_scores(store, "utf8")["utf"] > 0.9
+    assert _text_scores(store, "HTTP/2") == {}  # held in no spelling
+
+
+def test_rare_words_first_leaves_no_spelling_out(store: Store) -> None:
+    # asked for its rare words first, "SHA-256 kubernetes" lost the chunk that says
+    # "SHA-256" (the query word sha256 is held by no chunk as written)
+    store.put_source("kb", "k", [Chunk(f"kubernetes note {i}") for i in range(3)])
+    store.put_source("kb", "common", [Chunk(f"plain note {i}") for i in range(200)])
+    with store.snapshot() as tx:
+        assert store.engine.rare_words(tx, "kubernetes note", 0.05) == ["kubernetes"]
+        assert store.engine.rare_words(tx, "SHA-256 kubernetes note", 0.05) == []
+        assert store.engine.rare_words(tx, "rollback kubernetes note", 0.05) == []
