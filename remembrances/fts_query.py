@@ -19,7 +19,7 @@ from .cjk import cjk_words, is_pair
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 #: Letters and a number joined by a hyphen or slash (``SHA-256``, ``HTTP/2``, ``64-bit``).
-_NUMBERED = re.compile(r"(?<![\w./-])(?:([A-Za-z]+)[-/]([0-9]+)|([0-9]+)-([A-Za-z]+))(?![\w/-])")
+_NUMBERED = re.compile(r"(?<![\w./-])(?:([^\W\d_]+)[-/]([0-9]+)|([0-9]+)-([^\W\d_]+))(?![\w/-])")
 #: A word of letters then digits, or digits then letters: ``sha256``, ``utf8``, ``64bit``.
 _LETTERS_DIGITS = re.compile(r"^(?:[a-z]+[0-9]+|[0-9]+[a-z]+)$")
 _WORDS_AND_MARKS = re.compile(r"[a-z]+|\d+|[^\sa-z0-9]")
@@ -282,8 +282,11 @@ _AFTER_PARTICLE = frozenset(
 )
 #: Letters before a particle for a word to be read as verb and particle ("setup").
 _MIN_VERB = 3
-#: The particles a word is split at: not "on", which ends "version", "python", "common".
-_SPLIT_PARTICLES = tuple(p for p in PARTICLES if p != "on")
+#: The particles a word is split at: not "on", which ends "version", "python", "common",
+#: nor "in", which ends "satin" ("sat in") and "bulletin" ("bullet in"): words joined
+#: with "in" are split only when they are one of these.
+_SPLIT_PARTICLES = tuple(p for p in PARTICLES if p not in ("on", "in"))
+_JOINED_WITH_IN = frozenset(["login", "plugin", "builtin", "signin", "checkin", "optin"])
 
 
 def written_joined(text: str) -> list[tuple[str, str]]:
@@ -341,6 +344,9 @@ def written_apart(text: str) -> list[tuple[str, str]]:
             pairs.append(parts)
             continue
         word = written.lower()
+        if word in _JOINED_WITH_IN:
+            pairs.append((word[:-2], "in"))
+            continue
         if word in STOP_WORDS:
             continue
         for particle in _SPLIT_PARTICLES:
@@ -351,16 +357,24 @@ def written_apart(text: str) -> list[tuple[str, str]]:
     return list(dict.fromkeys(pairs))[:MAX_TERMS]
 
 
-def fts_query(text: str, *, split_identifiers: bool = True) -> str | None:
-    """A valid FTS5 query for ``text``, or None when it holds no searchable word.
-    Besides its words, it matches their other spellings: ``rollback`` where the text
-    says "roll back", and "roll back" where it says ``rollback``."""
+def match_terms(text: str, *, split_identifiers: bool = True) -> list[str]:
+    """What a text search for ``text`` asks for: its words (:func:`query_terms`), then
+    their other spellings while the budget of ``MAX_TERMS`` lasts: ``rollback`` where
+    the query says "roll back", and the phrase "roll back" (two words, a space between)
+    where it says ``rollback``. Both engines' text legs ask for these."""
     terms = query_terms(text, split_identifiers=split_identifiers)
     if not terms:
-        return None
+        return []
     joined = ["".join(pair) for pair in written_joined(text)]
     apart = [" ".join(pair) for pair in written_apart(text)]
-    return match_any(list(dict.fromkeys([*terms, *joined, *apart])))
+    return _within_budget(list(dict.fromkeys([*terms, *joined, *apart])))
+
+
+def fts_query(text: str, *, split_identifiers: bool = True) -> str | None:
+    """A valid FTS5 query for ``text`` (:func:`match_terms`), or None when it holds no
+    searchable word."""
+    terms = match_terms(text, split_identifiers=split_identifiers)
+    return match_any(terms) if terms else None
 
 
 def match_any(terms: Sequence[str]) -> str:

@@ -94,6 +94,9 @@ def test_identifiers_are_split_at_camel_case() -> None:
 def test_long_queries_are_capped() -> None:
     words = " ".join(f"word{i}" for i in range(500))
     assert len(query_terms(words)) == MAX_TERMS
+    # the other spellings count too: at most MAX_TERMS terms reach FTS5 in all
+    spelled = " ".join(f"rollback{i} setup{i} RFC {i}" for i in range(100))
+    assert fts_query(spelled).count(" OR ") + 1 == MAX_TERMS
 
 
 def test_a_stop_word_in_capitals_is_a_keyword_or_an_acronym() -> None:
@@ -160,6 +163,19 @@ def test_joined_words_are_also_asked_apart() -> None:
         ("sha", "256"),
         ("64", "bit"),
     ]
-    # not split: "on" endings (version, python), short or stop-word verbs (upon, within)
+    # not split: "on" endings (version, python), short or stop-word verbs (upon, within),
+    # and "in" but in a few words ("satin" is no "sat in", "bulletin" no "bullet in")
     assert written_apart("python version upon within common") == []
+    assert written_apart("satin bulletin domain plugin") == [("plug", "in")]
+    # accents are read as the index reads them, on both engines alike
+    assert written_apart("Café-2") == [("cafe", "2")]
     assert fts_query("rollback") == '"rollback" OR "roll back"'
+
+
+def test_both_engines_ask_for_the_same_spellings() -> None:
+    from remembrances.postgres.tsquery import tsquery_text
+
+    assert fts_query("Café-2 rollback") == '"café2" OR "rollback" OR "cafe 2" OR "roll back"'
+    assert tsquery_text("Café-2 rollback") == (
+        "'cafe2' | 'rollback' | ('cafe' <-> '2') | ('roll' <-> 'back')"
+    )

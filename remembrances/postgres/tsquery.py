@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from ..cjk import cjk_words
-from ..fts_query import fold, query_terms, written_apart, written_joined
+from ..fts_query import fold, match_terms
 
 __all__ = ["any_words", "fold", "index_text", "tsquery_text"]
 
@@ -49,10 +49,9 @@ def tsquery_text(text: str) -> str | None:
     """The ``to_tsquery`` input for ``text``, or None when it holds no searchable word.
     Like SQLite's (:func:`remembrances.fts_query.fts_query`), it also matches the
     query's words spelled joined or apart (``rollback``, "roll back")."""
-    terms = query_terms(fold(text))
+    terms = match_terms(fold(text))
     if not terms:
         return None
-    joined = ["".join(pair) for pair in written_joined(text)]
-    words = any_words(list(dict.fromkeys([*terms, *joined])))
-    phrases = [f"({_quoted(a)} <-> {_quoted(b)})" for a, b in written_apart(text)]
-    return " | ".join([words, *phrases])
+    words = [t for t in terms if " " not in t]
+    phrases = [" <-> ".join(_quoted(w) for w in t.split(" ")) for t in terms if " " in t]
+    return " | ".join([any_words(words), *(f"({p})" for p in phrases)])
