@@ -40,7 +40,12 @@ def default_path() -> Path | str:
 
 
 def source_kinds(memory: Any) -> set[str]:
-    """The kinds a search can be limited to: the layers' own, and any other stored."""
+    """The kinds a search can be limited to: the layers' own, and any other stored.
+    Asked on every search that names kinds: a local memory reads only the kinds, not
+    the whole of ``stats()``."""
+    store = getattr(memory, "store", None)
+    if isinstance(store, Store):
+        return set(SOURCE_KINDS) | set(store.kinds())
     stored = memory.stats().get("chunks_by_kind") or {}
     return set(SOURCE_KINDS) | {str(k) for k in stored}
 

@@ -630,6 +630,12 @@ class Store:
             ).fetchall()
         return {str(r["collection"]): int(r["n"]) for r in rows}
 
+    def kinds(self) -> list[str]:
+        """The kinds of chunk the memory holds."""
+        with self.engine.read() as tx:
+            rows = tx.execute("SELECT DISTINCT kind FROM chunks ORDER BY kind").fetchall()
+        return [str(r["kind"]) for r in rows]
+
     def stats(self) -> dict[str, Any]:
         with self.engine.read() as tx:
             kinds = {

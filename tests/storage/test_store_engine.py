@@ -48,6 +48,7 @@ def test_sources_lists_every_source_once_in_order(store: Store) -> None:
     assert store.sources() == [("event", "events", "7"), ("kb", "x", "a.md"), ("kb", "x", "b.md")]
     store.delete_source("kb", "a.md")
     assert store.sources() == [("event", "events", "7"), ("kb", "x", "b.md")]
+    assert store.kinds() == ["event", "kb"] == sorted(store.stats()["chunks_by_kind"])
 
 
 def test_the_sqlite_engine_is_the_default_and_meets_the_protocol(store: Store) -> None:
