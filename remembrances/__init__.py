@@ -6,6 +6,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
+    AmbiguousNameError,
     ClosedError,
     CorruptFileError,
     EmbedderMismatchError,
@@ -55,6 +56,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AmbiguousNameError",
     "Chunk",
     "ClosedError",
     "CorruptFileError",

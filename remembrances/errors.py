@@ -46,6 +46,10 @@ class NotFoundError(RemembrancesError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class AmbiguousNameError(NotFoundError):
+    """A name (a part of a document's path) that several documents answer to."""
+
+
 class StorageError(RemembrancesError):
     """The file cannot be written: disk full, I/O error, or locked for too long."""
 

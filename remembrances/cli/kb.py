@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from ..discovery import decode_text
-from ..errors import InvalidInputError, NotFoundError
+from ..errors import AmbiguousNameError, InvalidInputError, NotFoundError
 from .app import State, cli, json_option, pass_state
 from .options import MODES, meta_option, parse_metadata
 from .render import hits_view, record, records
@@ -208,6 +208,8 @@ def get(state: State, source: str, collection: str | None) -> None:
     knowledge = state.service().kb
     try:
         found = knowledge.get(source, collection=collection or "default")
+    except AmbiguousNameError:
+        raise  # "default" holds several: which one is the user's to say
     except NotFoundError:
         holders = [] if collection is not None else _collections_holding(knowledge, source)
         if len(holders) != 1:

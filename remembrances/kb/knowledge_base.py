@@ -24,7 +24,7 @@ from typing import Any
 from .. import fusion
 from ..chunking import MAX_LEAD_CHARS, Chunker, Format, sentence_lead
 from ..cjk import cjk_words
-from ..errors import InvalidInputError, NotFoundError
+from ..errors import AmbiguousNameError, InvalidInputError, NotFoundError
 from ..name_match import name_matches
 from ..progress import Progress
 from ..records import SearchResult
@@ -319,7 +319,7 @@ class KnowledgeBase:
         if len(matches) == 1:
             return matches[0]
         if matches:
-            raise NotFoundError(
+            raise AmbiguousNameError(
                 f"{spelling!r} could be any of {', '.join(map(repr, sorted(matches)[:10]))} "
                 f"in collection {collection!r}; give the full source"
             )

@@ -161,6 +161,12 @@ def test_kb_get_finds_the_one_collection_that_holds_it(run: Run) -> None:
     both = run("kb", "get", "runbook.md")  # two hold it: the error says which
     assert both.exit_code == 1 and "'dev'" in both.stderr and "'ops'" in both.stderr
     assert run("kb", "get", "runbook.md", "--collection", "dev").stdout.strip() == "Rebuild it."
+    # a name several documents of "default" answer to stays that collection's question
+    run("kb", "add", "-", "--source", "a/index.md", input="A.")
+    run("kb", "add", "-", "--source", "b/index.md", input="B.")
+    run("kb", "add", "-", "--source", "index.md", "--collection", "notes", input="Notes.")
+    several = run("kb", "get", "index.md")
+    assert several.exit_code == 1 and "could be any of" in several.stderr
 
 
 def test_kb_rm_says_the_name_it_removed(run: Run, tmp_path: Path) -> None:
