@@ -298,6 +298,7 @@ def _markdown_headings(text: str) -> list[_Heading]:
                 and not prev.startswith(("    ", "\t"))
                 and not _LIST_ITEM.match(prev)
                 and not _ATX.match(prev)
+                and not _HTML_COMMENT.match(prev)
                 and not (found and found[-1].end > prev_offset)
             ):
                 level = 1 if setext.group(1)[0] == "=" else 2

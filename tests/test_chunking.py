@@ -195,6 +195,8 @@ def test_lines_in_an_html_comment_are_not_headings() -> None:
         "<!-- one line -->\n## Usage\n\nRun it.\n"
     )
     assert [path for _, _, path in sections(doc)] == [("structlog",), ("structlog", "Usage")]
+    # nor is a comment a setext heading's title
+    assert [path for _, _, path in sections("Intro.\n\n<!-- badges -->\n===\n")] == [()]
 
 
 def test_restructuredtext_titles_nest_by_first_appearance() -> None:
