@@ -370,6 +370,13 @@ def match_terms(text: str, *, split_identifiers: bool = True) -> list[str]:
     return _within_budget(list(dict.fromkeys([*terms, *joined, *apart])))
 
 
+def respelled(text: str) -> set[str]:
+    """The words of ``text`` that have another spelling (:func:`written_apart`,
+    :func:`written_joined`): a chunk may hold them only in that spelling."""
+    words = {"".join(pair) for pair in written_apart(text)}
+    return words | {word for pair in written_joined(text) for word in pair}
+
+
 def fts_query(text: str, *, split_identifiers: bool = True) -> str | None:
     """A valid FTS5 query for ``text`` (:func:`match_terms`), or None when it holds no
     searchable word."""

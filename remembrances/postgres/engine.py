@@ -34,7 +34,7 @@ import numpy as np
 
 from ..embeddings.base import Vectors
 from ..errors import NotAMemoryError, SchemaVersionError
-from ..fts_query import query_terms, written_apart, written_joined
+from ..fts_query import query_terms, respelled
 from ..storage import text_match as coverage_math
 from ..storage.engine import Candidates, Engine, NewChunk, VectorIndexKind
 from ..storage.filters import ChunkFilter
@@ -448,8 +448,8 @@ class PostgresEngine:
     def rare_words(self, tx: Transaction, query: str, share: float) -> list[str]:
         words = query_terms(fold(query))
         totals = tx.execute("SELECT chunks FROM text_totals").scalar()
-        if len(words) < 2 or not totals or written_apart(query) or written_joined(query):
-            return []  # as on SQLite: text_match.rare_words
+        if len(words) < 2 or not totals:
+            return []
         pairs = self._stems(tx, words)
         found = {
             str(r["term"]): int(r["chunks"])
@@ -457,9 +457,10 @@ class PostgresEngine:
                 "SELECT term, chunks FROM text_terms WHERE term = ANY(?)", ([s for _, s in pairs],)
             )
         }
-        limit = share * int(totals)
-        rare = [word for word, stem in pairs if 0 < found.get(stem, 0) <= limit]
-        return rare if len(rare) < len(words) else []
+        frequencies = [found.get(stem, 0) for _, stem in pairs]
+        return coverage_math.rare_choice(
+            [word for word, _ in pairs], frequencies, share * int(totals), respelled(query)
+        )
 
     @staticmethod
     def _stems(tx: Transaction, words: Sequence[str]) -> list[tuple[str, str]]:

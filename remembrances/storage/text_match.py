@@ -46,6 +46,7 @@ from ..fts_query import (
     fold,
     match_any,
     query_terms,
+    respelled,
     written_apart,
     written_joined,
 )
@@ -259,10 +260,12 @@ def document_frequencies(conn: apsw.Connection, stems: Sequence[str]) -> list[in
 def rare_words(conn: apsw.Connection, query: str, share: float) -> list[str]:
     """The query's words held by some but at most ``share`` of the chunks; [] unless
     some of its words are rare and some are not (asking for the rare ones first
-    changes nothing otherwise). A word no chunk holds is not asked for at all."""
+    changes nothing otherwise). A word no chunk holds is not asked for at all, unless
+    chunks may hold it in another spelling (``sha256`` as "SHA-256"): it is asked for
+    then, with that spelling."""
     words = query_terms(query)
-    if len(words) < 2 or written_apart(query) or written_joined(query):
-        return []  # a word held only in its other spelling counts as held by none
+    if len(words) < 2:
+        return []
     totals = conn.execute(
         "SELECT fts_totals(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1",
         (match_any(words),),
@@ -271,7 +274,18 @@ def rare_words(conn: apsw.Connection, query: str, share: float) -> list[str]:
         return []
     limit = share * int(str(totals[0]).split()[0])
     frequencies = document_frequencies(conn, stems(conn, words))
-    rare = [word for word, df in zip(words, frequencies, strict=True) if 0 < df <= limit]
+    return rare_choice(words, frequencies, limit, respelled(query))
+
+
+def rare_choice(
+    words: Sequence[str], frequencies: Sequence[int], limit: float, respelled: set[str]
+) -> list[str]:
+    """:func:`rare_words`' choice, from each word's chunk count (both engines)."""
+    rare = [
+        word
+        for word, df in zip(words, frequencies, strict=True)
+        if 0 < df <= limit or (df == 0 and word in respelled)
+    ]
     return rare if len(rare) < len(words) else []
 
 
