@@ -118,13 +118,19 @@ def document_label(title: Any, heading_path: Any, source: Any) -> str:
     return f"{label} ({source_text})" if source_text and source_text != label else label
 
 
-def event_label(subject: Any, when: Any, user: Any = None, zone: tzinfo | None = None) -> str:
+def event_label(
+    subject: Any, when: Any, user: Any = None, zone: tzinfo | None = None, role: Any = None
+) -> str:
     """``ops · 2026-11-01 09:00 UTC``: what the event is about and when it happened (in
     ``zone``, when given); ``user (alice) · ...`` for a turn of alice's conversations (a
-    memory shared by several users says whose turn a "user" turn is)."""
+    memory shared by several users says whose turn a "user" turn is), ``assistant
+    (alice's chat) · ...`` for another role's turn there ("assistant (alice)" read as if
+    the assistant were alice)."""
     subject_text = _clean(subject) or "(no subject)"
-    if _clean(user):
-        subject_text += f" ({_clean(user)})"
+    whose = _clean(user)
+    if whose:
+        said_by_other = _clean(role) not in ("", "user")
+        subject_text += f" ({whose}'s chat)" if said_by_other else f" ({whose})"
     moment = human_time(when, zone=zone)
     return f"{subject_text} · {moment}" if moment else subject_text
 
@@ -178,6 +184,7 @@ def label_of(record: Mapping[str, Any]) -> str:
             field(record, "subject"),
             field(record, "occurred_at", "at", "ts"),
             field(record, "user"),
+            role=field(record, "role"),
         )
     if kind == "code":
         chunk = record.get("kind") == "code"  # a store hit: the symbol is in its metadata

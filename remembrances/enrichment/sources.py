@@ -176,7 +176,9 @@ def event_item(
         text = f"{text}\n{before}"
     return ContextItem(
         "events",
-        hit.label if zone is None else event_label(hit.subject, hit.occurred_at, hit.user, zone),
+        hit.label
+        if zone is None
+        else event_label(hit.subject, hit.occurred_at, hit.user, zone, role=hit.role),
         text,
         _score(hit.score),
         key,

@@ -47,7 +47,7 @@ class Event:
     def label(self) -> str:
         """``ops · 2026-11-01 09:00 UTC``: the subject (a turn's speaker) and the time,
         and whose memory it is when it has a user (``user (alice) · ...``)."""
-        return event_label(self.subject, self.occurred_at, self.user)
+        return event_label(self.subject, self.occurred_at, self.user, role=self.role)
 
     def with_score(self, score: float) -> Event:
         return replace(self, score=score)

@@ -721,16 +721,21 @@ def test_a_search_of_the_whole_memory_can_keep_to_one_users_events(
 
 def test_a_users_turn_is_labelled_with_whose_it_is(store: Store, events: EventLog) -> None:
     at = "2026-11-20T10:00:00Z"
-    events.log_conversation([{"role": "user", "content": "hi there", "at": at}],
+    events.log_conversation([{"role": "user", "content": "hi there", "at": at},
+                             {"role": "assistant", "content": "good morning", "at": at}],
                             session="a1", user="alice")  # fmt: skip
     events.log_conversation([{"role": "user", "content": "hello", "at": at}], session="x1")
     plain = events.log("deployed v2", subject="ops", at=at)
     labels = {e.content: e.label for e in events.list()}
     assert labels["hi there"] == "user (alice) · 2026-11-20 10:00 UTC"
+    # the assistant's turn is in alice's chat; "assistant (alice)" read as if it were her
+    assert labels["good morning"] == "assistant (alice's chat) · 2026-11-20 10:00 UTC"
     assert labels["hello"] == "user · 2026-11-20 10:00 UTC"  # nobody's in particular
     assert plain.label == "ops · 2026-11-20 10:00 UTC"
     (hit,) = store.search("hi there", kind="event", limit=1)  # a store hit says it too
     assert hit.label == "user (alice) · 2026-11-20 10:00 UTC"
+    (hit,) = store.search("good morning", kind="event", limit=1)
+    assert hit.label == "assistant (alice's chat) · 2026-11-20 10:00 UTC"
 
 
 class ChangingWhileEmbedding(HashEmbedder):
