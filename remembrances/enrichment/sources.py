@@ -8,10 +8,10 @@ it comes from), text and score, so nothing here guesses at field names.
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 import re
+import threading
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
@@ -532,8 +532,17 @@ def code_layer(service: RemembrancesService) -> CodeIndexer | None:
         return None
 
 
-@functools.cache
+_SAID: set[str] = set()
+_SAID_LOCK = threading.Lock()
+
+
 def _say_once(message: str) -> None:
+    """Log ``message`` the first time only; the sources run in threads at once, and
+    ``functools.cache`` let two first calls both log it."""
+    with _SAID_LOCK:
+        if message in _SAID:
+            return
+        _SAID.add(message)
     log.warning(message)
 
 
