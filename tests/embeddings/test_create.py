@@ -37,7 +37,7 @@ def test_name_is_a_spec_that_create_accepts_again(
 @pytest.mark.parametrize(("spec", "variable", "_dim"), SPECS_WITH_KEYS)
 def test_missing_key_is_reported_at_create(spec: str, variable: str, _dim: int) -> None:
     # the variable first (the CLI's way), the Python argument as the alternative
-    with pytest.raises(EmbedderUnavailableError, match=rf"{variable}.*api_key="):
+    with pytest.raises(EmbedderUnavailableError, match=rf"{variable}.*from Python, api_key="):
         create(spec)
 
 
