@@ -127,14 +127,12 @@ PROJECTS: dict[str, Project] = {
             "26.1.0",
             "f63a716cbd1b1291cf7661de7794b455acfa4c43c5bcf1630e6ad5ddc1adb3b7",
             docs="docs",
-            code="src",
         ),
         Project(
             "cattrs",
             "26.2.1",
             "679132bfdc225c5ee40c024fc42519954767c387f950dc6751946c586bccdc6d",
             docs="docs",
-            code="src",
         ),
         Project(
             "sqlparse",

@@ -186,10 +186,7 @@ def compounds(query: str, stems_of: Callable[[list[str]], Sequence[str]]) -> dic
     roll back a deploy?" but "deploy", and the enricher left it out. ``stems_of`` is the
     engine's stemmer."""
     pairs = written_joined(query)
-    if not pairs:
-        return {}
-    every = list(dict.fromkeys([w for pair in pairs for w in (*pair, "".join(pair))]))
-    stem = dict(zip(every, stems_of(every), strict=True))
+    stem = _stems_of_pairs(pairs, stems_of)
     return {stem["".join(pair)]: [stem[pair[0]], stem[pair[1]]] for pair in pairs}
 
 
@@ -198,11 +195,17 @@ def apart(query: str, stems_of: Callable[[list[str]], Sequence[str]]) -> dict[tu
     two (:func:`written_apart`, "rollback" as "roll back", "sha256" as "SHA-256"), the
     stems of the two, next to each other, and the stem of the word they stand for."""
     pairs = written_apart(query)
-    if not pairs:
-        return {}
-    every = list(dict.fromkeys([w for pair in pairs for w in (*pair, "".join(pair))]))
-    stem = dict(zip(every, stems_of(every), strict=True))
+    stem = _stems_of_pairs(pairs, stems_of)
     return {(stem[pair[0]], stem[pair[1]]): stem["".join(pair)] for pair in pairs}
+
+
+def _stems_of_pairs(
+    pairs: Sequence[tuple[str, str]], stems_of: Callable[[list[str]], Sequence[str]]
+) -> dict[str, str]:
+    """The stem of each word of ``pairs`` and of each pair joined, in one call (a round
+    trip on PostgreSQL); none is asked for when there are no pairs."""
+    every = list(dict.fromkeys([w for pair in pairs for w in (*pair, "".join(pair))]))
+    return dict(zip(every, stems_of(every), strict=True)) if every else {}
 
 
 def compound_positions(
